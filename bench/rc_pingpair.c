@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_pingpair.c - see rc_pingpair.h. Deliberately plain verbs: one signaled
+ * SEND per message, one RECV always posted ahead, so it works unchanged on
+ * iWARP (receives posted before the peer can send, client sends first).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rc_pingpair.h"
+
+enum { SLOT_CLI_SEND, SLOT_CLI_RECV, SLOT_SRV_RECV, SLOT_SRV_SEND, NSLOTS };
+
+struct rc_end {
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	uint32_t done;      /* slots whose completion arrived, not yet claimed */
+	uint32_t len[NSLOTS];
+	int established;
+};
+
+struct rc_pingpair {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen_id;
+	struct rc_end cli, srv;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	char *buf;
+	size_t slot;
+};
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int neg_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+static char *slot_buf(struct rc_pingpair *pp, int slot)
+{
+	return pp->buf + (size_t)slot * pp->slot;
+}
+
+static int post_recv(struct rc_pingpair *pp, struct rc_end *end, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)slot_buf(pp, slot),
+		.length = (uint32_t)pp->slot,
+		.lkey = pp->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return -ibv_post_recv(end->id->qp, &wr, &bad);
+}
+
+static int post_send(struct rc_pingpair *pp, struct rc_end *end, int slot,
+		     size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)slot_buf(pp, slot),
+		.length = (uint32_t)len,
+		.lkey = pp->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	return -ibv_post_send(end->id->qp, &wr, &bad);
+}
+
+static int end_setup(struct rc_pingpair *pp, struct rc_end *end,
+		     struct rdma_cm_id *id, int recv_slot)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	size_t bytes = pp->slot * NSLOTS;
+
+	end->id = id;
+	if (!pp->pd) {
+		pp->pd = ibv_alloc_pd(id->verbs);
+		if (!pp->pd)
+			return neg_errno();
+		pp->buf = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+		if (!pp->buf)
+			return -ENOMEM;
+		memset(pp->buf, 0, bytes);
+		pp->mr = ibv_reg_mr(pp->pd, pp->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
+		if (!pp->mr)
+			return neg_errno();
+	}
+	end->cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
+	if (!end->cq)
+		return neg_errno();
+	qia.send_cq = end->cq;
+	qia.recv_cq = end->cq;
+	if (rdma_create_qp(id, pp->pd, &qia))
+		return neg_errno();
+	return post_recv(pp, end, recv_slot);
+}
+
+static int wait_cm_event(struct rc_pingpair *pp, struct rdma_cm_event **ev,
+			 int timeout_ms)
+{
+	struct pollfd pfd = { .fd = pp->ch->fd, .events = POLLIN };
+	int n = poll(&pfd, 1, timeout_ms);
+
+	if (n < 0)
+		return neg_errno();
+	if (n == 0)
+		return -ETIMEDOUT;
+	return rdma_get_cm_event(pp->ch, ev) ? neg_errno() : 0;
+}
+
+static int handle_cm_event(struct rc_pingpair *pp, struct rdma_cm_event *ev,
+			   char *err, size_t errlen)
+{
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7,
+					 .responder_resources = 1,
+					 .initiator_depth = 1 };
+	int ret;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(pp->cli.id, 2000) ? neg_errno() : 0;
+		return ret ? fail(err, errlen, ret, "rdma_resolve_route failed") : 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = end_setup(pp, &pp->cli, pp->cli.id, SLOT_CLI_RECV);
+		if (!ret)
+			ret = rdma_connect(pp->cli.id, &param) ? neg_errno() : 0;
+		return ret ? fail(err, errlen, ret, "client setup/connect failed") : 0;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		ret = end_setup(pp, &pp->srv, ev->id, SLOT_SRV_RECV);
+		if (!ret)
+			ret = rdma_accept(ev->id, &param) ? neg_errno() : 0;
+		return ret ? fail(err, errlen, ret, "server setup/accept failed") : 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (ev->id == pp->cli.id)
+			pp->cli.established = 1;
+		else
+			pp->srv.established = 1;
+		return 0;
+	default:
+		return fail(err, errlen, -ECONNREFUSED,
+			    "unexpected rdma_cm event %s (status %d)",
+			    rdma_event_str(ev->event), ev->status);
+	}
+}
+
+static int connect_pair(struct rc_pingpair *pp, struct sockaddr *sa,
+			char *err, size_t errlen)
+{
+	while (!(pp->cli.established && pp->srv.established)) {
+		struct rdma_cm_event *ev;
+		int ret = wait_cm_event(pp, &ev, 5000);
+
+		if (ret)
+			return fail(err, errlen, ret, "waiting for rdma_cm: %s",
+				    strerror(-ret));
+		ret = handle_cm_event(pp, ev, err, errlen);
+		rdma_ack_cm_event(ev);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int start_pair(struct rc_pingpair *pp, const char *addr, char *err,
+		      size_t errlen)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *ai;
+	struct sockaddr_storage dst;
+	int ret;
+
+	if (getaddrinfo(addr, NULL, &hints, &ai))
+		return fail(err, errlen, -EINVAL, "'%s' is not a numeric address",
+			    addr);
+	memcpy(&dst, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+
+	pp->ch = rdma_create_event_channel();
+	if (!pp->ch)
+		return fail(err, errlen, neg_errno(), "rdma_create_event_channel");
+	if (rdma_create_id(pp->ch, &pp->listen_id, pp, RDMA_PS_TCP) ||
+	    rdma_bind_addr(pp->listen_id, (struct sockaddr *)&dst) ||
+	    rdma_listen(pp->listen_id, 1))
+		return fail(err, errlen, neg_errno(), "listen on %s: %s", addr,
+			    strerror(errno));
+	/* Connect to the port the listener got. */
+	((struct sockaddr_in *)&dst)->sin_port = rdma_get_src_port(pp->listen_id);
+	if (rdma_create_id(pp->ch, &pp->cli.id, pp, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(pp->cli.id, NULL, (struct sockaddr *)&dst, 2000))
+		return fail(err, errlen, neg_errno(), "resolve %s: %s", addr,
+			    strerror(errno));
+	ret = connect_pair(pp, (struct sockaddr *)&dst, err, errlen);
+	return ret;
+}
+
+int rc_pingpair_open(struct rc_pingpair **ppp, const char *addr,
+		     size_t max_msg, char *err, size_t errlen)
+{
+	struct rc_pingpair *pp;
+	int ret;
+
+	*ppp = NULL;
+	if (!addr || max_msg == 0 || max_msg > (1u << 30))
+		return fail(err, errlen, -EINVAL, "bad address or message size");
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	pp->slot = (max_msg + 63) & ~(size_t)63;
+	ret = start_pair(pp, addr, err, errlen);
+	if (ret) {
+		rc_pingpair_close(pp);
+		return ret;
+	}
+	*ppp = pp;
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * Busy-poll end's CQ until the completion for slot `want` has arrived. Other
+ * completions met on the way are remembered in end->done, not dropped.
+ */
+static int poll_for(struct rc_end *end, int want, uint32_t *byte_len,
+		    int timeout_ms)
+{
+	double deadline = now_ms() + timeout_ms;
+
+	for (unsigned spins = 0; !(end->done & (1u << want)); spins++) {
+		struct ibv_wc wc;
+		int n = ibv_poll_cq(end->cq, 1, &wc);
+
+		if (n < 0)
+			return -EIO;
+		if (n == 1) {
+			if (wc.status != IBV_WC_SUCCESS || wc.wr_id >= NSLOTS)
+				return -EIO;
+			end->done |= 1u << wc.wr_id;
+			end->len[wc.wr_id] = wc.byte_len;
+		} else if ((spins & 1023) == 0 && now_ms() > deadline) {
+			return -ETIMEDOUT;
+		}
+	}
+	end->done &= ~(1u << want);
+	if (byte_len)
+		*byte_len = end->len[want];
+	return 0;
+}
+
+int rc_pingpair_roundtrip(struct rc_pingpair *pp, const void *msg, size_t len,
+			  void *reply, int timeout_ms)
+{
+	uint32_t got;
+	int ret;
+
+	if (len > pp->slot)
+		return -EMSGSIZE;
+	memcpy(slot_buf(pp, SLOT_CLI_SEND), msg, len);
+	ret = post_send(pp, &pp->cli, SLOT_CLI_SEND, len);
+	if (!ret)
+		ret = poll_for(&pp->srv, SLOT_SRV_RECV, &got, timeout_ms);
+	if (ret)
+		return ret;
+	/* Echo from the server's own send slot, re-arming its receive first. */
+	memcpy(slot_buf(pp, SLOT_SRV_SEND), slot_buf(pp, SLOT_SRV_RECV), got);
+	ret = post_recv(pp, &pp->srv, SLOT_SRV_RECV);
+	if (!ret)
+		ret = post_send(pp, &pp->srv, SLOT_SRV_SEND, got);
+	if (!ret)
+		ret = poll_for(&pp->cli, SLOT_CLI_RECV, &got, timeout_ms);
+	if (ret)
+		return ret;
+	memcpy(reply, slot_buf(pp, SLOT_CLI_RECV), got);
+	ret = post_recv(pp, &pp->cli, SLOT_CLI_RECV);
+	/* Drain the two send completions so the CQs never overflow. */
+	if (!ret)
+		ret = poll_for(&pp->cli, SLOT_CLI_SEND, NULL, timeout_ms);
+	if (!ret)
+		ret = poll_for(&pp->srv, SLOT_SRV_SEND, NULL, timeout_ms);
+	return ret;
+}
+
+const char *rc_pingpair_device(const struct rc_pingpair *pp)
+{
+	return ibv_get_device_name(pp->cli.id->verbs->device);
+}
+
+static void end_close(struct rc_end *end)
+{
+	if (!end->id)
+		return;
+	if (end->id->qp)
+		rdma_destroy_qp(end->id);
+	if (end->cq)
+		ibv_destroy_cq(end->cq);
+	rdma_destroy_id(end->id);
+}
+
+void rc_pingpair_close(struct rc_pingpair *pp)
+{
+	if (!pp)
+		return;
+	if (pp->cli.established)
+		rdma_disconnect(pp->cli.id);
+	end_close(&pp->cli);
+	end_close(&pp->srv);
+	if (pp->listen_id)
+		rdma_destroy_id(pp->listen_id);
+	if (pp->mr)
+		ibv_dereg_mr(pp->mr);
+	if (pp->pd)
+		ibv_dealloc_pd(pp->pd);
+	free(pp->buf);
+	if (pp->ch)
+		rdma_destroy_event_channel(pp->ch);
+	free(pp);
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * context.c - msga_ctx_open/close/query: one device port, its protection
+ * domain, its completion channel, and what the device can do.
+ */
+#include <endian.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The part of struct msga_ctx_attr that version 0.1 callers must pass. */
+#define CTX_ATTR_MIN_SIZE (offsetof(struct msga_ctx_attr, port) + 1)
+#define DEV_INFO_MIN_SIZE (offsetof(struct msga_dev_info, node_guid) + 8)
+
+MSGA_API const char *msga_transport_name(enum msga_transport t)
+{
+	switch (t) {
+	case MSGA_TRANSPORT_IB:
+		return "InfiniBand";
+	case MSGA_TRANSPORT_ROCE:
+		return "RoCE";
+	case MSGA_TRANSPORT_IWARP:
+		return "iWARP";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * Verbs has no device attribute for the inline limit: a provider tells it
+ * only by accepting (and possibly raising) cap.max_inline_data when a QP is
+ * created. Probe once here so the fast path never guesses.
+ */
+static uint32_t probe_max_inline(struct msga_ctx *ctx)
+{
+	static const uint32_t tries[] = { 1024, 512, 256, 128, 64, 32 };
+	struct ibv_cq *cq = ibv_create_cq(ctx->verbs, 1, NULL, NULL, 0);
+	uint32_t found = 0;
+
+	if (!cq)
+		return 0;
+	for (size_t i = 0; i < MSGA__ARRAY_SIZE(tries) && !found; i++) {
+		struct ibv_qp_init_attr qia = {
+			.send_cq = cq,
+			.recv_cq = cq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1,
+				 .max_inline_data = tries[i] },
+		};
+		struct ibv_qp *qp = ibv_create_qp(ctx->pd, &qia);
+
+		if (qp) {
+			found = qia.cap.max_inline_data;
+			ibv_destroy_qp(qp);
+		}
+	}
+	ibv_destroy_cq(cq);
+	return found;
+}
+
+static int ctx_query_device(struct msga_ctx *ctx)
+{
+	int ret = ibv_query_device(ctx->verbs, &ctx->dev_attr);
+
+	if (ret)
+		return msga__open_fail(-ret, "ibv_query_device(%s)", ctx->dev_name);
+	ret = ibv_query_port(ctx->verbs, ctx->port, &ctx->port_attr);
+	if (ret)
+		return msga__open_fail(-ret, "ibv_query_port(%s, %u)",
+				       ctx->dev_name, ctx->port);
+	ctx->transport = msga__transport_of(ctx->verbs, &ctx->port_attr);
+	return 0;
+}
+
+static int ctx_alloc_resources(struct msga_ctx *ctx)
+{
+	ctx->pd = ibv_alloc_pd(ctx->verbs);
+	if (!ctx->pd)
+		return msga__open_fail(msga__neg_errno(ENOMEM), "ibv_alloc_pd(%s)",
+				       ctx->dev_name);
+	if (!(ctx->flags & MSGA_CTX_NO_EVENTS)) {
+		ctx->comp_channel = ibv_create_comp_channel(ctx->verbs);
+		if (!ctx->comp_channel)
+			return msga__open_fail(msga__neg_errno(ENOMEM),
+					       "ibv_create_comp_channel(%s)",
+					       ctx->dev_name);
+	}
+	ctx->max_inline = probe_max_inline(ctx);
+	return 0;
+}
+
+MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
+			   struct msga_ctx **ctxp)
+{
+	static const struct msga_ctx_attr defaults = { .size = sizeof(defaults) };
+	struct msga_ctx *ctx;
+	int ret;
+
+	msga__open_error_clear();
+	if (!ctxp)
+		return msga__open_fail(-EINVAL, "msga_ctx_open: ctxp is NULL");
+	*ctxp = NULL;
+	if (!attr)
+		attr = &defaults;
+	if (attr->size < CTX_ATTR_MIN_SIZE)
+		return msga__open_fail(-EINVAL,
+				       "msga_ctx_open: attr->size %u < %zu (set it to sizeof)",
+				       attr->size, (size_t)CTX_ATTR_MIN_SIZE);
+	if (attr->flags & ~(uint32_t)MSGA_CTX_NO_EVENTS)
+		return msga__open_fail(-EINVAL, "msga_ctx_open: unknown flags 0x%x",
+				       attr->flags);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return msga__open_fail(-ENOMEM, "msga_ctx_open");
+	ctx->flags = attr->flags;
+	ret = msga__select_device(ctx, attr);
+	if (ret)
+		goto fail;
+	snprintf(ctx->dev_name, sizeof(ctx->dev_name), "%s",
+		 ibv_get_device_name(ctx->verbs->device));
+	ret = ctx_query_device(ctx);
+	if (ret)
+		goto fail;
+	ret = ctx_alloc_resources(ctx);
+	if (ret)
+		goto fail;
+	*ctxp = ctx;
+	return 0;
+fail:
+	msga_ctx_close(ctx);
+	return ret;
+}
+
+MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->comp_channel)
+		ibv_destroy_comp_channel(ctx->comp_channel);
+	if (ctx->pd)
+		ibv_dealloc_pd(ctx->pd);
+	if (ctx->cm_devices)
+		rdma_free_devices(ctx->cm_devices);
+	free(ctx);
+}
+
+MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,
+			    struct msga_dev_info *info)
+{
+	if (!ctx || !info || info->size < DEV_INFO_MIN_SIZE)
+		return -EINVAL;
+	memset((char *)info + sizeof(info->size), 0,
+	       info->size - sizeof(info->size));
+	info->transport = ctx->transport;
+	snprintf(info->dev_name, sizeof(info->dev_name), "%s", ctx->dev_name);
+	info->port = ctx->port;
+	info->active_mtu = 128u << ctx->port_attr.active_mtu;
+	info->max_inline = ctx->max_inline;
+	info->max_sge = ctx->dev_attr.max_sge;
+	info->max_qp_wr = ctx->dev_attr.max_qp_wr;
+	info->max_cqe = ctx->dev_attr.max_cqe;
+	info->max_mr_size = ctx->dev_attr.max_mr_size;
+	info->node_guid = be64toh(ctx->dev_attr.node_guid);
+	return 0;
+}

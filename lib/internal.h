@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - private types and helpers shared by lib/ files.
+ * Names with the msga__ prefix are internal and not exported (see
+ * libmsgaccel.map); nothing here is ABI.
+ */
+#ifndef MSGA_INTERNAL_H
+#define MSGA_INTERNAL_H
+
+#include <errno.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "msgaccel.h"
+
+#define MSGA_ERRBUF_LEN 256
+
+#define msga__unlikely(x) __builtin_expect(!!(x), 0)
+#define msga__likely(x) __builtin_expect(!!(x), 1)
+#define MSGA__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * An opened device port. The ibv_context comes from rdma_get_devices(), not
+ * ibv_open_device(), so that cm_ids bound to this device later share it and
+ * can use our protection domain and registered memory.
+ */
+struct msga_ctx {
+	struct ibv_context **cm_devices; /* rdma_get_devices() list, owned */
+	struct ibv_context *verbs;       /* one entry of cm_devices */
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_channel; /* NULL with NO_EVENTS */
+	struct ibv_device_attr dev_attr;
+	struct ibv_port_attr port_attr;
+	enum msga_transport transport;
+	uint32_t flags;
+	uint32_t max_inline;
+	uint8_t port;
+	char dev_name[64];
+	char errbuf[MSGA_ERRBUF_LEN];
+};
+
+/*
+ * Record "what failed and where" on ctx and return err (a negative errno),
+ * so callers can write `return msga__ctx_fail(ctx, -EINVAL, "...")`.
+ */
+int msga__ctx_fail(struct msga_ctx *ctx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The same for msga_ctx_open(), which has no context yet: thread-local. */
+int msga__open_fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void msga__open_error_clear(void);
+
+/*
+ * rdma-core reports failure as NULL+errno, -1+errno or a positive errno,
+ * depending on the call; this turns the errno forms into our -errno, with a
+ * fallback for providers that forget to set errno.
+ */
+static inline int msga__neg_errno(int fallback)
+{
+	return errno > 0 ? -errno : -fallback;
+}
+
+/* Device selection (device_select.c). */
+int msga__select_device(struct msga_ctx *ctx, const struct msga_ctx_attr *attr);
+enum msga_transport msga__transport_of(struct ibv_context *verbs,
+				       const struct ibv_port_attr *pattr);
+
+#endif /* MSGA_INTERNAL_H */

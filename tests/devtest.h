@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * devtest.h - what a device test needs to know about the device it runs on.
+ * tests/vm/device-tests.sh sets, for each run:
+ *   MSGA_TEST_DEV        device name (rxe0, siw0, mlx5_0, ...)
+ *   MSGA_TEST_ADDR       an IP address on that device
+ *   MSGA_TEST_TRANSPORT  expected transport: RoCE, iWARP or InfiniBand
+ * A device test run without them fails: it never passes by skipping.
+ */
+#ifndef MSGA_DEVTEST_H
+#define MSGA_DEVTEST_H
+
+#include "msgaccel.h"
+
+struct devtest_env {
+	const char *dev;
+	const char *addr;
+	const char *transport;
+};
+
+/* The device under test; fails the current test if the env is missing. */
+const struct devtest_env *devtest_env(void);
+
+/* Open a context on the device under test by name; fails the test if not. */
+struct msga_ctx *devtest_open_ctx(void);
+
+#endif

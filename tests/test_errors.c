@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host unit tests for the parts of the API that need no device: error text,
+ * version, and argument checks that come before any device is touched.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "config.h"
+#include "msgaccel.h"
+
+Test(errors, strerror_accepts_negative_and_positive_codes)
+{
+	cr_expect_str_eq(msga_strerror(-EINVAL), strerror(EINVAL));
+	cr_expect_str_eq(msga_strerror(EAGAIN), strerror(EAGAIN));
+	cr_expect_str_eq(msga_strerror(0), "Success");
+	cr_expect_not_null(msga_strerror(-99999));
+	cr_expect(strstr(msga_strerror(-99999), "99999") != NULL);
+}
+
+Test(errors, version_matches_header_and_package)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.%d", MSGA_VERSION_MAJOR,
+		 MSGA_VERSION_MINOR, MSGA_VERSION_PATCH);
+	cr_expect_str_eq(msga_version(), want);
+	cr_expect_str_eq(msga_version(), PACKAGE_VERSION);
+}
+
+Test(errors, transport_names)
+{
+	cr_expect_str_eq(msga_transport_name(MSGA_TRANSPORT_ROCE), "RoCE");
+	cr_expect_str_eq(msga_transport_name(MSGA_TRANSPORT_IWARP), "iWARP");
+	cr_expect_str_eq(msga_transport_name(MSGA_TRANSPORT_IB), "InfiniBand");
+	cr_expect_str_eq(msga_transport_name((enum msga_transport)77), "unknown");
+}
+
+Test(errors, ctx_open_null_ctxp_is_einval)
+{
+	cr_expect_eq(msga_ctx_open(NULL, NULL), -EINVAL);
+	cr_expect(strstr(msga_open_error(), "ctxp") != NULL);
+}
+
+Test(errors, ctx_open_bad_attr_size_is_einval)
+{
+	struct msga_ctx_attr attr = { .size = 3 };
+	struct msga_ctx *ctx = (struct msga_ctx *)&attr;
+
+	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
+	cr_expect_null(ctx);
+}
+
+Test(errors, ctx_open_unknown_flags_is_einval)
+{
+	struct msga_ctx_attr attr = { .size = sizeof(attr), .flags = 0x80 };
+	struct msga_ctx *ctx;
+
+	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
+}
+
+Test(errors, ctx_query_and_close_tolerate_null)
+{
+	struct msga_dev_info info = { .size = sizeof(info) };
+
+	cr_expect_eq(msga_ctx_query(NULL, &info), -EINVAL);
+	cr_expect_str_eq(msga_ctx_last_error(NULL), "");
+	msga_ctx_close(NULL);
+}

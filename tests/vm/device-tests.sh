@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# device-tests.sh PROGRAM...  (called by `make check`, from check-local)
+#
+# Runs every device test PROGRAM once on every test device, and prints
+# which device each run used plus Criterion's own summary for it.
+#   MSGA_DEVICE_TESTS=vm      boot the VM (tests/vm/vm-run.sh) with rxe0 and
+#                             siw0 and run there (the default);
+#   MSGA_DEVICE_TESTS=native  use this host's devices, listed in
+#                             MSGA_TEST_DEVICES="dev:addr:transport ..."
+#                             e.g. "mlx5_0:198.18.0.10:RoCE";
+#   MSGA_DEVICE_TESTS=no      do not run them; fails when CI=true, since a
+#                             device test that did not run is not a pass.
+# MSGA_BUILDDIR is the build tree (set by make).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/env.sh"
+builddir=${MSGA_BUILDDIR:-$(pwd)}
+mode=${MSGA_DEVICE_TESTS:-vm}
+
+run_all() { # the device loop; runs in the guest or natively
+	local pass=0 fail=0 summary="" spec dev addr transport prog rc
+	[ -n "${MSGA_TEST_DEVICES:-}" ] || { echo "device-tests: MSGA_TEST_DEVICES is empty" >&2; return 1; }
+	for spec in $MSGA_TEST_DEVICES; do
+		IFS=: read -r dev addr transport <<<"$spec"
+		for prog in "$@"; do
+			echo
+			echo "==== device $dev ($transport, $addr): $prog ===="
+			MSGA_TEST_DEV=$dev MSGA_TEST_ADDR=$addr MSGA_TEST_TRANSPORT=$transport \
+				timeout --kill-after=10 "${MSGA_TEST_TIMEOUT:-900}" \
+				"$builddir/$prog" --verbose --jobs 1 2>&1
+			rc=$?
+			if [ $rc = 0 ]; then
+				pass=$((pass + 1)); summary+="PASS  $dev  $prog"$'\n'
+			else
+				fail=$((fail + 1)); summary+="FAIL  $dev  $prog (exit $rc)"$'\n'
+			fi
+		done
+	done
+	echo
+	echo "==== device test summary ===="
+	printf '%s' "$summary"
+	echo "device tests: $pass passed, $fail failed"
+	[ $fail = 0 ]
+}
+
+if [ "${1:-}" = --in-guest ]; then
+	shift
+	MSGA_TEST_DEVICES=$MSGA_VM_DEVICES run_all "$@"
+	exit
+fi
+
+[ $# -gt 0 ] || { echo "usage: device-tests.sh PROGRAM..." >&2; exit 2; }
+case "$mode" in
+vm)
+	echo "device-tests: booting the test VM (rxe0 = soft-RoCE, siw0 = soft-iWARP)"
+	MSGA_VM_RWDIRS="--rwdir $builddir" exec "$here/vm-run.sh" \
+		"$builddir/tests/vm-results" \
+		env MSGA_BUILDDIR="$builddir" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+		"$here/device-tests.sh" --in-guest "$@"
+	;;
+native)
+	run_all "$@"
+	;;
+no)
+	echo "device-tests: NOT RUN (configured --with-device-tests=no);" \
+		"$# device test programs were not executed"
+	if [ "${CI:-}" = true ]; then
+		echo "device-tests: CI must run the device tests" >&2
+		exit 1
+	fi
+	;;
+*)
+	echo "device-tests: MSGA_DEVICE_TESTS must be vm, native or no, not '$mode'" >&2
+	exit 2
+	;;
+esac

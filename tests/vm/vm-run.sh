@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# vm-run.sh RESULTS_DIR COMMAND [ARGS...]
+#
+# Boot Debian's stock kernel under QEMU with virtme-ng over the host's
+# filesystem, bring up the rxe and siw test devices (guest-setup.sh), run
+# COMMAND as root inside, and exit with COMMAND's status. RESULTS_DIR is
+# shared read-write with the guest; its `rc` file carries the status back,
+# because a guest that exits right after printing can lose its last output.
+#
+# KVM is tried first where /dev/kvm exists; when it cannot boot the stock
+# kernel (seen: QEMU fails to set MSR 0x10a), the run falls back to TCG.
+# MSGA_VM_KVM=0 skips the KVM attempt. MSGA_VM_TIMEOUT (seconds) bounds it.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/env.sh"
+
+[ $# -ge 2 ] || { echo "usage: vm-run.sh RESULTS_DIR COMMAND [ARGS...]" >&2; exit 2; }
+results=$(mkdir -p "$1" && cd "$1" && pwd)
+shift
+
+vng=${MSGA_VNG:-$MSGA_CACHE_DIR/venv/bin/vng}
+[ -x "$vng" ] || vng=$(command -v vng || true)
+[ -n "$vng" ] || { echo "vm-run: virtme-ng not found; run scripts/bootstrap.sh" >&2; exit 1; }
+kernel=$(msga_vm_kernel)
+[ -n "$kernel" ] || { echo "vm-run: no /boot/vmlinuz-*-amd64; apt-get install linux-image-amd64" >&2; exit 1; }
+[ -f "$(msga_siw_ko)" ] || { echo "vm-run: no siw.ko; run tests/vm/build-siw.sh" >&2; exit 1; }
+
+# The guest sees the host's files at the same paths; quote the command.
+cmd=$(printf '%q ' "$@")
+guest="bash $(printf %q "$here/guest-run.sh") $(printf %q "$results") $cmd"
+# virtme-ng runs its helpers from PATH.
+export PATH="$(dirname "$vng"):$PATH"
+
+boot() {
+	rm -f "$results/rc" "$results/started"
+	timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
+		"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
+		--rwdir "$results" ${MSGA_VM_RWDIRS:-} --exec "$guest"
+}
+
+booted=0
+if [ "${MSGA_VM_KVM:-1}" = 1 ] && [ -w /dev/kvm ]; then
+	boot && true
+	[ -f "$results/started" ] && booted=1
+	[ $booted = 1 ] || echo "vm-run: KVM could not boot the kernel; falling back to TCG" >&2
+fi
+if [ $booted = 0 ]; then
+	boot --disable-kvm && true
+	[ -f "$results/started" ] || { echo "vm-run: the VM did not boot (see QEMU output above)" >&2; exit 1; }
+fi
+[ -f "$results/rc" ] || { echo "vm-run: the guest command did not finish (crash or timeout)" >&2; exit 1; }
+exit "$(cat "$results/rc")"
