@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The whole test suite, from a fresh clone of msgaccel on Debian 12:
+#   1. set the machine up (scripts/bootstrap.sh: packages, virtme-ng, siw.ko);
+#   2. a -Werror build and `make check`: host unit tests, then every device
+#      test inside one VM on soft-RoCE (rxe0) and soft-iWARP (siw0);
+#   3. `make distcheck`: the release tarball builds, passes its host tests,
+#      installs, and a program links through pkg-config;
+#   4. the same `make check` again under AddressSanitizer + UBSan.
+# Build trees go to build-check/ and build-sanitizers/ in the checkout.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc)
+
+step() { printf '\n######## %s\n' "$*"; }
+
+# Show each host test's own Criterion output (automake keeps it in .log).
+show_host_logs() {
+	for log in tests/test_*.log; do
+		[ -f "$log" ] || continue
+		echo "---- host: ${log%.log}"
+		cat "$log"
+	done
+}
+
+check_in() { # check_in DIR CONFIGURE-ARGS...
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(
+		cd "$dir"
+		../configure -q "$@"
+		make -s -j"$jobs"
+		if make -s -j"$jobs" check; then
+			show_host_logs
+		else
+			show_host_logs
+			exit 1
+		fi
+	)
+}
+
+step "bootstrap"
+scripts/bootstrap.sh
+
+step "autogen"
+./autogen.sh >/dev/null 2>&1 || ./autogen.sh
+
+step "build with -Werror and run make check (host + VM: rxe0, siw0)"
+check_in build-check --enable-werror
+
+step "make distcheck (tarball, host tests, install, pkg-config link)"
+(cd build-check && make -s distcheck >distcheck.log 2>&1) ||
+	{ tail -n 60 build-check/distcheck.log; echo "distcheck failed"; exit 1; }
+grep -E '^(PASS|FAIL|ERROR)|check-install|linked libmsgaccel|archives ready' build-check/distcheck.log
+
+step "sanitizer build (ASan + UBSan) and make check (host + VM: rxe0, siw0)"
+check_in build-sanitizers --enable-sanitizers --enable-werror
+
+step "all test stages passed"
