@@ -4,6 +4,7 @@
  * where" messages kept per context (or per thread for a failed open).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static __thread char open_errbuf[MSGA_ERRBUF_LEN];
 
 MSGA_API const char *msga_strerror(int err)
 {
+	if (err == INT_MIN)
+		err = INT_MAX; /* -INT_MIN overflows; either is "Unknown error" */
 	if (err < 0)
 		err = -err;
 	if (err == 0)

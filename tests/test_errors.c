@@ -4,6 +4,7 @@
  * version, and argument checks that come before any device is touched.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ Test(errors, strerror_accepts_negative_and_positive_codes)
 	cr_expect_str_eq(msga_strerror(0), "Success");
 	cr_expect_not_null(msga_strerror(-99999));
 	cr_expect(strstr(msga_strerror(-99999), "99999") != NULL);
+	cr_expect_not_null(msga_strerror(INT_MIN));
 }
 
 Test(errors, version_matches_header_and_package)
