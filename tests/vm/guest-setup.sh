@@ -8,9 +8,14 @@ set -euo pipefail
 
 die() { echo "guest-setup: $*" >&2; exit 1; }
 
-# Criterion binds a unix socket in /tmp; the host's /tmp reaches the guest
-# through a 9p/virtiofs share that refuses sockets. Keep the guest's own.
-mount -t tmpfs -o mode=1777 tmpfs /tmp || die "cannot mount a tmpfs on /tmp"
+# Criterion binds a unix socket in /tmp (hard-coded). virtme-ng gives the
+# guest an overlay /tmp (tmpfs upper layer) where that works; a 9p share of
+# /tmp (e.g. --rwdir /tmp) refuses sockets. Check instead of guessing, and
+# do not mount over /tmp: the build tree may live below it.
+/usr/bin/python3 -c 'import os, socket
+p = "/tmp/msga-probe-%d.sock" % os.getpid()
+socket.socket(socket.AF_UNIX).bind(p)
+os.unlink(p)' || die "cannot bind a unix socket in /tmp (is /tmp a 9p share?); Criterion needs one"
 
 ip link set lo up
 modprobe rdma_rxe || die "modprobe rdma_rxe failed"
