@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# scripts/valgrind.sh [BUILDDIR] [PROGRAM...]
+# Run device test programs under valgrind memcheck in the test VM, on rxe0
+# and siw0. A memory error or a definite leak fails the run. BUILDDIR is a
+# configured and built tree without sanitizers (default: build-check).
+# PROGRAMs default to every device test of that tree.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+builddir=$(cd "${1:-$top/build-check}" && pwd)
+shift || true
+cd "$builddir"
+if [ $# = 0 ]; then
+	set -- $(make -s -f Makefile print-device-tests 2>/dev/null)
+fi
+make -s -j"$(nproc)" "$@"
+vg="valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=full"
+vg+=" --errors-for-leak-kinds=definite --show-leak-kinds=definite"
+# libtool --mode=execute runs the real binary rather than the wrapper script.
+MSGA_BUILDDIR=$builddir MSGA_DEVICE_TESTS=${MSGA_DEVICE_TESTS:-vm} \
+	MSGA_TEST_WRAPPER="$builddir/libtool --mode=execute $vg" \
+	exec "$top/tests/vm/device-tests.sh" "$@"
