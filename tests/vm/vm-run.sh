@@ -36,7 +36,10 @@ boot() {
 	rm -f "$results/rc" "$results/started"
 	timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
 		"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
-		--rwdir "$results" ${MSGA_VM_RWDIRS:-} --exec "$guest"
+		--rwdir "$results" ${MSGA_VM_RWDIRS:-} --exec "$guest" 2>&1 | cat
+	# Through a pipe: QEMU reopens its stdout as a new file description,
+	# so with stdout on a log file it would overwrite the log from byte 0.
+	return "${PIPESTATUS[0]}"
 }
 
 booted=0
