@@ -118,6 +118,125 @@ MSGA_API const char *msga_open_error(void);
 /** Printable name of a transport: "InfiniBand", "RoCE", "iWARP". */
 MSGA_API const char *msga_transport_name(enum msga_transport t);
 
+/* ------------------------------------------------------------------ */
+/* Publish / subscribe over RC queue pairs (see msga_pub_create(3),    */
+/* msga_sub_create(3), msga_ctx_poll(3)).                              */
+/* ------------------------------------------------------------------ */
+
+struct msga_pub;
+struct msga_sub;
+
+/* Longest topic name; names use [A-Za-z0-9._/-]. */
+#define MSGA_TOPIC_MAX 63
+/* Largest message; longer ones are refused with -EMSGSIZE. */
+#define MSGA_MSG_MAX (1u << 20)
+/* Largest message sent in one piece (and delivered zero-copy). */
+#define MSGA_FRAG_MAX 4072u
+/* Topics one publisher can register. */
+#define MSGA_PUB_TOPICS_MAX 1024
+
+/** What a struct msga_event reports. */
+enum msga_event_type {
+	/* sub: connected and subscribed; pub: a subscriber subscribed */
+	MSGA_EVENT_CONNECTED = 1,
+	/* the peer went away or the connection failed; status says why */
+	MSGA_EVENT_DISCONNECTED = 2,
+	/* sub only: msga_sub_connect() did not reach a publisher */
+	MSGA_EVENT_CONNECT_FAILED = 3,
+};
+
+/** Connection event, passed to the on_event callback. */
+struct msga_event {
+	enum msga_event_type type;
+	int status;             /* 0 or a negative errno */
+	uint32_t conn_id;       /* connection the event is about */
+	struct msga_pub *pub;   /* the publisher, or NULL */
+	struct msga_sub *sub;   /* the subscriber, or NULL */
+	const char *peer;       /* "address:port" of the other side */
+};
+
+typedef void (*msga_event_cb)(const struct msga_event *ev, void *user);
+
+/**
+ * A received message. data points into registered receive memory and is
+ * valid until the callback returns, unless msga_msg_hold() is called.
+ */
+struct msga_msg {
+	const void *data;
+	size_t len;
+	const char *topic;      /* topic name */
+	uint32_t topic_id;      /* the publisher's id for the topic */
+	uint32_t conn_id;       /* the subscriber's connection it came on */
+	uint64_t seq;           /* publisher's per-topic sequence, from 1 */
+	uint64_t rx_time_ns;    /* CLOCK_MONOTONIC when it was polled */
+	void *priv_;            /* library use */
+};
+
+typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
+
+enum msga_pub_flags {
+	/* claim/send busy-poll the context instead of returning -EAGAIN */
+	MSGA_PUB_BLOCK = 1u << 0,
+};
+
+/** Attributes for msga_pub_create(). Zero-fill, then set .size. */
+struct msga_pub_attr {
+	uint32_t size;          /* sizeof(struct msga_pub_attr) */
+	uint32_t flags;         /* enum msga_pub_flags */
+	const char *uri;        /* "rdma://IP:PORT"; port 0 picks one */
+	msga_event_cb on_event; /* may be NULL */
+	void *user;
+};
+
+/** Attributes for msga_sub_create(). Zero-fill, then set .size. */
+struct msga_sub_attr {
+	uint32_t size;          /* sizeof(struct msga_sub_attr) */
+	uint32_t flags;         /* none yet, must be 0 */
+	const char *pattern;    /* "name" exactly, or "prefix*" */
+	msga_msg_cb on_msg;     /* required */
+	msga_event_cb on_event; /* may be NULL */
+	void *user;
+};
+
+/** A claimed, not yet committed, message (msga_pub_claim()). */
+struct msga_claim {
+	void *data;             /* write len bytes here */
+	size_t len;
+	uint32_t topic_id;
+	uint32_t priv_[3];      /* library use */
+};
+
+MSGA_API int msga_pub_create(struct msga_ctx *ctx,
+			     const struct msga_pub_attr *attr,
+			     struct msga_pub **pubp);
+MSGA_API void msga_pub_destroy(struct msga_pub *pub);
+/** The TCP/rdma_cm port the publisher listens on (host order). */
+MSGA_API int msga_pub_port(const struct msga_pub *pub);
+/** Subscribers currently connected and subscribed. */
+MSGA_API int msga_pub_subscribers(const struct msga_pub *pub);
+MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
+			    uint32_t *topic_id);
+MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
+			    size_t len, struct msga_claim *claim);
+MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim);
+MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim);
+MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
+			   const void *data, size_t len);
+
+MSGA_API int msga_sub_create(struct msga_ctx *ctx,
+			     const struct msga_sub_attr *attr,
+			     struct msga_sub **subp);
+MSGA_API void msga_sub_destroy(struct msga_sub *sub);
+MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
+MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id);
+MSGA_API int msga_msg_hold(const struct msga_msg *msg);
+MSGA_API void msga_msg_release(const struct msga_msg *msg);
+
+/** Busy-poll: CM events and up to budget completions; never blocks. */
+MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget);
+/** One fd that turns readable when msga_ctx_poll() has work. */
+MSGA_API int msga_ctx_fd(struct msga_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

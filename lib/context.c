@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pubsub.h"
 
 /* The part of struct msga_ctx_attr that version 0.1 callers must pass. */
 #define CTX_ATTR_MIN_SIZE (offsetof(struct msga_ctx_attr, port) + 1)
@@ -116,6 +117,9 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	if (!ctx)
 		return msga__open_fail(-ENOMEM, "msga_ctx_open");
 	ctx->flags = attr->flags;
+	msga__list_init(&ctx->conns);
+	msga__list_init(&ctx->pubs);
+	msga__list_init(&ctx->subs);
 	ret = msga__select_device(ctx, attr);
 	if (ret)
 		goto fail;
@@ -138,6 +142,8 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/* Publishers and subscribers first: their QPs and CQs use the PD. */
+	msga__ctx_pubsub_close(ctx);
 	if (ctx->comp_channel)
 		ibv_destroy_comp_channel(ctx->comp_channel);
 	if (ctx->pd)

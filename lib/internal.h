@@ -13,6 +13,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "msgaccel.h"
+#include "list.h"
 
 #define MSGA_ERRBUF_LEN 256
 
@@ -38,6 +39,15 @@ struct msga_ctx {
 	uint8_t port;
 	char dev_name[64];
 	char errbuf[MSGA_ERRBUF_LEN];
+	/* publish/subscribe (pubsub.h, poll.c, event_fd.c) */
+	struct rdma_event_channel *cm_ch; /* non-blocking, made on first use */
+	struct msga__list conns;          /* every RC connection, for polling */
+	struct msga__list pubs;
+	struct msga__list subs;
+	int epfd;                         /* msga_ctx_fd(), when evmode */
+	int evmode;                       /* CQs are armed for events */
+	int reap;                         /* dead connections wait to be freed */
+	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 };
 
 /*

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * event_fd.c - msga_ctx_fd(): one epoll fd holding the completion channel
+ * and the rdma_cm channel, so any event loop can wait for msgaccel with a
+ * single watcher. Once it exists, msga_ctx_poll() re-arms every CQ it
+ * drains, which costs one system call per wake-up, not per message.
+ */
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "pubsub.h"
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return msga__neg_errno(EIO);
+	return 0;
+}
+
+static int ep_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+		return msga__neg_errno(EIO);
+	return 0;
+}
+
+MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
+{
+	int ret, epfd;
+
+	if (!ctx)
+		return -EINVAL;
+	if (ctx->evmode)
+		return ctx->epfd;
+	if (!ctx->comp_channel)
+		return msga__ctx_fail(ctx, -ENOTSUP,
+				      "msga_ctx_fd: context has "
+				      "MSGA_CTX_NO_EVENTS");
+	ret = msga__ctx_cm_channel(ctx);
+	if (ret)
+		return ret;
+	ret = set_nonblock(ctx->comp_channel->fd);
+	if (ret)
+		return msga__ctx_fail(ctx, ret, "msga_ctx_fd: O_NONBLOCK");
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return msga__ctx_fail(ctx, msga__neg_errno(EMFILE),
+				      "msga_ctx_fd: epoll_create1");
+	ret = ep_add(epfd, ctx->comp_channel->fd);
+	if (!ret)
+		ret = ep_add(epfd, ctx->cm_ch->fd);
+	if (ret) {
+		close(epfd);
+		return msga__ctx_fail(ctx, ret, "msga_ctx_fd: epoll_ctl");
+	}
+	ctx->epfd = epfd;
+	/* Every CQ starts unarmed; the next msga_ctx_poll() arms them. */
+	ctx->evmode = 1;
+	return epfd;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poll.c - the progress engine behind msga_ctx_poll(): connection manager
+ * events from a non-blocking channel, completions of every connection's
+ * CQ, deferred credit updates and publisher work, and freeing connections
+ * that died. Single-threaded by contract, so no locks.
+ */
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pubsub.h"
+
+#define POLL_BATCH 32
+#define CM_PDATA_MAX 256
+/*
+ * Reading the rdma_cm channel is a system call even when it is empty, so
+ * busy-polling looks at it at most every CM_PERIOD_NS; event mode always
+ * does (its wake-up may be for the channel).
+ */
+#define CM_PERIOD_NS 100000u
+
+int msga__ctx_cm_channel(struct msga_ctx *ctx)
+{
+	int fl;
+
+	if (ctx->cm_ch)
+		return 0;
+	ctx->cm_ch = rdma_create_event_channel();
+	if (!ctx->cm_ch)
+		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+				      "rdma_create_event_channel");
+	/* msga_ctx_poll() must never block on the connection manager. */
+	fl = fcntl(ctx->cm_ch->fd, F_GETFL);
+	if (fl < 0 || fcntl(ctx->cm_ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return msga__ctx_fail(ctx, msga__neg_errno(EIO),
+				      "O_NONBLOCK on the rdma_cm channel");
+	return 0;
+}
+
+/* "rdma://IPv4:PORT" or "rdma://[IPv6]:PORT", numeric only. */
+int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
+{
+	static const char scheme[] = "rdma://";
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	char host[128];
+	const char *h, *colon;
+	struct addrinfo *ai;
+	size_t hl;
+
+	if (!uri || strncmp(uri, scheme, sizeof(scheme) - 1))
+		return -EINVAL;
+	h = uri + sizeof(scheme) - 1;
+	colon = strrchr(h, ':');
+	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") !=
+	    strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atoi(colon + 1) > 65535)
+		return -EINVAL;
+	hl = (size_t)(colon - h);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	if (getaddrinfo(host, colon + 1, &hints, &ai))
+		return -EINVAL;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
+{
+	for (; c->tx_done <= wr_seq && c->tx_done < c->tx_seq; c->tx_done++) {
+		int32_t tag = c->tx_tag[c->tx_done % c->sq_depth];
+
+		c->tx_tag[c->tx_done % c->sq_depth] = MSGA__TAG_NONE;
+		if (c->pub && tag != MSGA__TAG_NONE)
+			msga__pub_tag_done(c, tag);
+	}
+}
+
+static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
+		   uint64_t now_ns)
+{
+	struct msga__rxslot *slot = &c->rx_slots[wc->wr_id];
+	const char *buf = c->rx_buf + (size_t)slot->idx * c->rx_slot;
+	struct msga__wire_hdr h;
+	int ret = msga__wire_hdr_get(buf, wc->byte_len, &h);
+
+	if (ret)
+		return ret;
+	msga__credit_on_recv(&c->cr, h.credit);
+	if (c->pub)
+		ret = msga__pub_on_recv(c, &h, buf + MSGA__WIRE_HDR_LEN);
+	else
+		ret = msga__sub_on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
+					wc->byte_len - MSGA__WIRE_HDR_LEN,
+					now_ns);
+	if (ret || slot->held || c->state == MSGA__C_DEAD)
+		return ret;
+	ret = msga__conn_post_recv(c, slot->idx);
+	if (!ret)
+		msga__credit_on_repost(&c->cr);
+	return ret;
+}
+
+static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
+		   uint64_t now_ns)
+{
+	int ret;
+
+	if (c->state == MSGA__C_DEAD)
+		return 0; /* flushed work of a dead connection */
+	if (wc->status != IBV_WC_SUCCESS) {
+		msga__conn_kill(c, -ECONNRESET, 1);
+		return 0;
+	}
+	if (wc->opcode & IBV_WC_RECV) {
+		ret = conn_rx(c, wc, now_ns);
+		if (ret)
+			msga__conn_kill(c, ret, 1);
+	} else {
+		conn_tx_done(c, wc->wr_id);
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Drain up to budget completions; arm the CQ once it is empty. */
+int msga__conn_poll(struct msga__conn *c, int budget)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	int done = 0, n, i;
+
+	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
+		int want = budget - done < POLL_BATCH ? budget - done :
+							POLL_BATCH;
+
+		n = ibv_poll_cq(c->cq, want, wc);
+		if (n < 0) {
+			msga__conn_kill(c, -EIO, 1);
+			break;
+		}
+		if (n == 0) {
+			if (!c->ctx->evmode || c->armed)
+				break;
+			/* Arm, then look again: a completion may have slipped
+			 * in before the arm and would raise no event. */
+			if (ibv_req_notify_cq(c->cq, 0))
+				break;
+			c->armed = 1;
+			continue;
+		}
+		{
+			uint64_t t = now_ns();
+
+			for (i = 0; i < n; i++)
+				conn_wc(c, &wc[i], t);
+		}
+		done += n;
+	}
+	if (c->state != MSGA__C_DEAD && msga__credit_need_update(&c->cr))
+		msga__conn_send_credit(c);
+	return done;
+}
+
+static int cm_error_status(const struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_REJECTED:
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return ev->status == -ECONNREFUSED ? -ECONNREFUSED :
+						     -ETIMEDOUT;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return -ENODEV;
+	default:
+		return -ECONNRESET;
+	}
+}
+
+static void cm_conn_event(struct msga__conn *c, const struct rdma_cm_event *ev)
+{
+	if (c->state == MSGA__C_DEAD)
+		return;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (c->sub)
+			msga__sub_on_cm(c, ev);
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* Deliver what already arrived before saying it is gone. */
+		msga__conn_poll(c, 1 << 30);
+		msga__conn_kill(c, -ECONNRESET, 1);
+		return;
+	default:
+		msga__conn_kill(c, cm_error_status(ev), 1);
+		return;
+	}
+}
+
+/*
+ * Copy what we need and ack before acting: rdma_destroy_id() waits for
+ * the ack of every event it handed out, and acting may destroy the id.
+ */
+static int cm_one(struct msga_ctx *ctx)
+{
+	struct rdma_cm_event *ev, copy;
+	char pdata[CM_PDATA_MAX];
+	size_t plen = 0;
+	int *kind;
+
+	if (rdma_get_cm_event(ctx->cm_ch, &ev))
+		return 0;
+	copy = *ev;
+	if ((ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
+	     ev->event == RDMA_CM_EVENT_ESTABLISHED) &&
+	    ev->param.conn.private_data) {
+		plen = ev->param.conn.private_data_len;
+		if (plen > sizeof(pdata))
+			plen = sizeof(pdata);
+		memcpy(pdata, ev->param.conn.private_data, plen);
+	}
+	copy.param.conn.private_data = plen ? pdata : NULL;
+	copy.param.conn.private_data_len = (uint8_t)plen;
+	rdma_ack_cm_event(ev);
+
+	kind = copy.id->context;
+	if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		msga__pub_on_connect_request(copy.listen_id->context, copy.id,
+					     copy.param.conn.private_data,
+					     plen);
+	} else if (kind && *kind == MSGA__K_CONN) {
+		cm_conn_event((struct msga__conn *)kind, &copy);
+	}
+	return 1;
+}
+
+static int cm_due(struct msga_ctx *ctx)
+{
+	uint64_t t;
+
+	if (ctx->evmode)
+		return 1;
+	t = now_ns();
+	if (t < ctx->cm_next_ns)
+		return 0;
+	ctx->cm_next_ns = t + CM_PERIOD_NS;
+	return 1;
+}
+
+static void reap(struct msga_ctx *ctx)
+{
+	struct msga__list *pos, *tmp;
+
+	ctx->reap = 0;
+	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+		struct msga__conn *c =
+			msga__container_of(pos, struct msga__conn, ctx_node);
+
+		if (c->state == MSGA__C_DEAD && !c->holds)
+			msga__conn_free(c);
+	}
+}
+
+static void drain_comp_channel(struct msga_ctx *ctx)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	while (!ibv_get_cq_event(ctx->comp_channel, &cq, &cq_ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		((struct msga__conn *)cq_ctx)->armed = 0;
+	}
+}
+
+MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
+{
+	struct msga__list *pos, *tmp;
+	int done = 0;
+
+	if (!ctx || budget <= 0)
+		return -EINVAL;
+	if (ctx->cm_ch && cm_due(ctx))
+		while (cm_one(ctx))
+			done++;
+	if (ctx->evmode)
+		drain_comp_channel(ctx);
+	msga__list_for_each_safe(pos, tmp, &ctx->conns)
+		done += msga__conn_poll(msga__container_of(pos,
+				struct msga__conn, ctx_node), budget);
+	msga__list_for_each_safe(pos, tmp, &ctx->pubs)
+		msga__pub_progress(msga__container_of(pos, struct msga_pub,
+						      ctx_node));
+	if (ctx->reap)
+		reap(ctx);
+	return done;
+}
+
+void msga__ctx_pubsub_close(struct msga_ctx *ctx)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->subs)
+		msga_sub_destroy(msga__container_of(pos, struct msga_sub,
+						    ctx_node));
+	msga__list_for_each_safe(pos, tmp, &ctx->pubs)
+		msga_pub_destroy(msga__container_of(pos, struct msga_pub,
+						    ctx_node));
+	msga__list_for_each_safe(pos, tmp, &ctx->conns)
+		msga__conn_free(msga__container_of(pos, struct msga__conn,
+						   ctx_node));
+	if (ctx->evmode)
+		close(ctx->epfd);
+	ctx->evmode = 0;
+	if (ctx->cm_ch)
+		rdma_destroy_event_channel(ctx->cm_ch);
+	ctx->cm_ch = NULL;
+}

@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * publisher.c - msga_pub_*: listen for subscribers, register topics, and
+ * fan each message out to every matching subscriber's queue pair.
+ *
+ * A claimed message lives in one registered send buffer shared by all the
+ * SENDs of its fan-out (each SEND has its own header in a second SGE), so a
+ * publish never copies per subscriber. A message back-pressures (-EAGAIN)
+ * unless every matching subscriber has credit: slow subscribers slow the
+ * publisher down, they never lose messages.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pubsub.h"
+#include "topic.h"
+
+#define PUB_ATTR_MIN_SIZE \
+	(offsetof(struct msga_pub_attr, user) + sizeof(void *))
+#define CLAIM_BIG UINT32_MAX
+#define CLAIM_MAGIC 0x6d736761u
+
+static int topic_bit(const struct msga__conn *c, uint32_t t)
+{
+	return (int)((c->match[t / 64] >> (t % 64)) & 1);
+}
+
+static struct msga__conn *own_conn(struct msga__list *pos)
+{
+	return msga__container_of(pos, struct msga__conn, own_node);
+}
+
+static void *pub_reg(struct msga_pub *pub, size_t len, struct ibv_mr **mr)
+{
+	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	if (!buf)
+		return NULL;
+	*mr = ibv_reg_mr(pub->ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int pub_alloc(struct msga_pub *pub)
+{
+	pub->topics = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*pub->topics));
+	pub->tx_ref = calloc(MSGA__PUB_TX_SLOTS, sizeof(*pub->tx_ref));
+	pub->tx_free = calloc(MSGA__PUB_TX_SLOTS, sizeof(*pub->tx_free));
+	if (!pub->topics || !pub->tx_ref || !pub->tx_free)
+		return -ENOMEM;
+	pub->tx_buf = pub_reg(pub, (size_t)MSGA__PUB_TX_SLOTS * MSGA__DATA_SLOT,
+			      &pub->tx_mr);
+	if (!pub->tx_buf)
+		return msga__neg_errno(ENOMEM);
+	for (uint32_t i = 0; i < MSGA__PUB_TX_SLOTS; i++)
+		pub->tx_free[i] = MSGA__PUB_TX_SLOTS - 1 - i;
+	pub->tx_nfree = MSGA__PUB_TX_SLOTS;
+	return 0;
+}
+
+static int pub_listen(struct msga_pub *pub, struct sockaddr_storage *ss)
+{
+	struct msga_ctx *ctx = pub->ctx;
+	int ret = msga__ctx_cm_channel(ctx);
+
+	if (ret)
+		return ret;
+	if (rdma_create_id(ctx->cm_ch, &pub->listen, pub, RDMA_PS_TCP))
+		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+				      "rdma_create_id");
+	if (rdma_bind_addr(pub->listen, (struct sockaddr *)ss))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRNOTAVAIL),
+				      "msga_pub_create: rdma_bind_addr");
+	if (pub->listen->verbs && pub->listen->verbs != ctx->verbs)
+		return msga__ctx_fail(ctx, -ENODEV,
+				      "msga_pub_create: address is not on %s",
+				      ctx->dev_name);
+	if (rdma_listen(pub->listen, 64))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
+				      "msga_pub_create: rdma_listen");
+	return 0;
+}
+
+MSGA_API int msga_pub_create(struct msga_ctx *ctx,
+			     const struct msga_pub_attr *attr,
+			     struct msga_pub **pubp)
+{
+	struct sockaddr_storage ss;
+	struct msga_pub *pub;
+	int ret;
+
+	if (pubp)
+		*pubp = NULL;
+	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
+	    (attr->flags & ~(uint32_t)MSGA_PUB_BLOCK))
+		return -EINVAL;
+	if (msga__parse_uri(attr->uri, &ss))
+		return msga__ctx_fail(ctx, -EINVAL,
+				      "msga_pub_create: bad uri '%s'",
+				      attr->uri ? attr->uri : "(null)");
+	pub = calloc(1, sizeof(*pub));
+	if (!pub)
+		return -ENOMEM;
+	pub->kind = MSGA__K_LISTENER;
+	pub->ctx = ctx;
+	pub->flags = attr->flags;
+	pub->on_event = attr->on_event;
+	pub->user = attr->user;
+	msga__list_init(&pub->conns);
+	msga__list_add_tail(&ctx->pubs, &pub->ctx_node);
+	ret = pub_alloc(pub);
+	if (!ret)
+		ret = pub_listen(pub, &ss);
+	if (ret) {
+		msga_pub_destroy(pub);
+		return ret;
+	}
+	*pubp = pub;
+	return 0;
+}
+
+MSGA_API void msga_pub_destroy(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	if (!pub)
+		return;
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		msga__conn_kill(own_conn(pos), 0, 0);
+		msga__conn_free(own_conn(pos));
+	}
+	if (pub->listen)
+		rdma_destroy_id(pub->listen);
+	if (pub->tx_mr)
+		ibv_dereg_mr(pub->tx_mr);
+	if (pub->big_mr)
+		ibv_dereg_mr(pub->big_mr);
+	msga__list_del(&pub->ctx_node);
+	free(pub->tx_buf);
+	free(pub->big_buf);
+	free(pub->tx_ref);
+	free(pub->tx_free);
+	free(pub->topics);
+	free(pub);
+}
+
+MSGA_API int msga_pub_port(const struct msga_pub *pub)
+{
+	if (!pub || !pub->listen)
+		return -EINVAL;
+	return ntohs(rdma_get_src_port(pub->listen));
+}
+
+MSGA_API int msga_pub_subscribers(const struct msga_pub *pub)
+{
+	return pub ? pub->nready : -EINVAL;
+}
+
+/* ---------------------------------------------------- connections */
+
+static void reject(struct rdma_cm_id *id)
+{
+	rdma_reject(id, NULL, 0);
+	rdma_destroy_id(id);
+}
+
+void msga__pub_on_connect_request(struct msga_pub *pub,
+				  struct rdma_cm_id *id, const void *pdata,
+				  size_t plen)
+{
+	static const struct msga__conn_geom geom = {
+		MSGA__PUB_RX_DEPTH, MSGA__PUB_RX_SLOT, MSGA__PUB_SQ_DEPTH,
+		MSGA__PUB_SIG_EVERY,
+	};
+	struct rdma_conn_param param = { .retry_count = 7 };
+	struct msga__wire_hello peer, mine;
+	uint8_t buf[MSGA__WIRE_HELLO_LEN];
+	struct msga__conn *c;
+
+	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
+	    peer.slot_size < MSGA__DATA_SLOT)
+		return reject(id);
+	c = msga__conn_new(pub->ctx, &geom);
+	if (!c)
+		return reject(id);
+	c->pub = pub;
+	c->cm = id;
+	id->context = c;
+	c->id = pub->next_id++;
+	c->state = MSGA__C_CONNECTING;
+	msga__list_add_tail(&pub->conns, &c->own_node);
+	msga__conn_peer_name(c);
+	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
+	msga__conn_hello(c, &mine, 1);
+	msga__wire_hello_put(buf, &mine);
+	param.private_data = buf;
+	param.private_data_len = sizeof(buf);
+	c->bat_buf = msga__conn_reg_buf(c, (size_t)MSGA__BATCH_BUFS *
+					MSGA__DATA_SLOT, &c->bat_mr);
+	if (!c->bat_buf || msga__conn_setup(c) || rdma_accept(id, &param)) {
+		rdma_reject(id, NULL, 0);
+		c->state = MSGA__C_DEAD;
+		msga__conn_free(c);
+	}
+}
+
+/* ---------------------------------------------------- coalescing */
+
+/*
+ * When a subscriber falls behind (half its credits in use), small messages
+ * are copied into a per-connection batch buffer and go out many to one
+ * SEND: on soft RDMA the cost is per packet, not per byte, so this is what
+ * keeps a fast publisher and a slower subscriber near the link's rate.
+ * An open batch sets aside one credit and one send slot, so flushing it
+ * can never fail; it is flushed when full, before any other SEND on the
+ * connection (order), and on every msga_ctx_poll().
+ */
+static uint32_t rec_size(size_t len)
+{
+	return (uint32_t)MSGA__WIRE_ALIGN(MSGA__WIRE_HDR_LEN + len);
+}
+
+static int bat_fits(const struct msga__conn *c, size_t len)
+{
+	return c->bat_open && c->bat_len + rec_size(len) <= MSGA_FRAG_MAX;
+}
+
+/* One more data SEND is possible, besides an open batch's reservation. */
+static int conn_can_data(const struct msga__conn *c)
+{
+	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
+	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
+}
+
+static char *bat_cur(struct msga__conn *c)
+{
+	return c->bat_buf +
+	       (size_t)(c->bat_head % MSGA__BATCH_BUFS) * MSGA__DATA_SLOT;
+}
+
+static int bat_flush(struct msga__conn *c)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_BATCH, .len = c->bat_len };
+	int inl = MSGA__WIRE_HDR_LEN + c->bat_len <= c->ctx->max_inline;
+	char *buf = bat_cur(c);
+
+	if (!c->bat_open)
+		return 0;
+	c->bat_open = 0;
+	if (!inl)
+		c->bat_head++;
+	/* Signalled, so batch buffers come back even when traffic stops. */
+	return msga__conn_send(c, &h, 0, buf, c->bat_len, c->bat_mr->lkey,
+			       MSGA__TAG_BATCH, 1);
+}
+
+static void bat_append(struct msga__conn *c, const struct msga__wire_hdr *h,
+		       const void *data, size_t len)
+{
+	char *rec = bat_cur(c) + c->bat_len;
+	struct msga__wire_hdr r = *h;
+
+	r.credit = 0;
+	msga__wire_hdr_put(rec, &r);
+	memcpy(rec + MSGA__WIRE_HDR_LEN, data, len);
+	c->bat_len += rec_size(len);
+}
+
+/* Coalesce this message into a new batch? Only when c is behind. */
+static int bat_should_open(const struct msga__conn *c, size_t len)
+{
+	return len <= MSGA__BATCH_REC_MAX &&
+	       msga__credit_avail(&c->cr) < c->cr.peer_depth / 2 &&
+	       c->bat_head - c->bat_tail < MSGA__BATCH_BUFS &&
+	       conn_can_data(c);
+}
+
+/* Tell c the names of the topics it matches, in id order, before data. */
+static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
+{
+	if (c->ann < pub->ntopics)
+		bat_flush(c);
+	while (c->ann < pub->ntopics) {
+		const char *name = pub->topics[c->ann].name;
+		struct msga__wire_hdr h = { .type = MSGA__W_TOPIC,
+					    .topic = (uint16_t)c->ann };
+		int ret;
+
+		if (msga__topic_match(c->pattern, name)) {
+			if (!msga__credit_can_data(&c->cr) ||
+			    !msga__conn_sq_room(c))
+				return -EAGAIN;
+			h.len = (uint32_t)strlen(name);
+			memcpy(msga__conn_ctl_payload(c), name, h.len);
+			ret = msga__conn_send(c, &h, h.len, NULL, 0, 0,
+					      MSGA__TAG_NONE, 0);
+			if (ret)
+				return ret;
+			c->match[c->ann / 64] |= 1ull << (c->ann % 64);
+		}
+		c->ann++;
+	}
+	return 0;
+}
+
+static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
+			const char *payload)
+{
+	if (c->state != MSGA__C_CONNECTING)
+		return -EPROTO;
+	memcpy(c->pattern, payload, h->len);
+	c->pattern[h->len] = '\0';
+	if (msga__pattern_check(c->pattern))
+		return -EPROTO;
+	c->state = MSGA__C_READY;
+	c->was_ready = 1;
+	c->pub->nready++;
+	conn_announce(c->pub, c);
+	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+	return 0;
+}
+
+int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
+		      const char *payload)
+{
+	switch (h->type) {
+	case MSGA__W_SUBSCRIBE:
+		return on_subscribe(c, h, payload);
+	case MSGA__W_CREDIT:
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+void msga__pub_conn_gone(struct msga__conn *c)
+{
+	if (c->was_ready)
+		c->pub->nready--;
+	c->big_active = 0;
+	c->bat_open = 0;
+}
+
+static void slot_put(struct msga_pub *pub, uint32_t slot)
+{
+	pub->tx_free[pub->tx_nfree++] = slot;
+}
+
+void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
+{
+	struct msga_pub *pub = c->pub;
+
+	if (tag == MSGA__TAG_BIG) {
+		c->big_inflight--;
+		return;
+	}
+	if (tag == MSGA__TAG_BATCH) {
+		c->bat_tail++;
+		return;
+	}
+	if (--pub->tx_ref[tag] == 0)
+		slot_put(pub, (uint32_t)tag);
+}
+
+/* ---------------------------------------------------- publishing */
+
+static int topic_ok(const struct msga_pub *pub, uint32_t topic_id)
+{
+	return topic_id < pub->ntopics;
+}
+
+MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
+			    uint32_t *topic_id)
+{
+	struct msga__list *pos, *tmp;
+	uint32_t i;
+
+	if (!pub || !topic_id || msga__topic_check(name))
+		return -EINVAL;
+	for (i = 0; i < pub->ntopics; i++)
+		if (!strcmp(pub->topics[i].name, name))
+			break;
+	if (i == MSGA_PUB_TOPICS_MAX)
+		return -ENOSPC;
+	if (i == pub->ntopics) {
+		strcpy(pub->topics[i].name, name);
+		pub->topics[i].seq = 0;
+		pub->ntopics++;
+		msga__list_for_each_safe(pos, tmp, &pub->conns)
+			if (own_conn(pos)->state == MSGA__C_READY)
+				conn_announce(pub, own_conn(pos));
+	}
+	*topic_id = i;
+	return 0;
+}
+
+/* Every matching subscriber can take a message of len bytes now. */
+static int fanout_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+		int ret;
+
+		if (c->state != MSGA__C_READY)
+			continue;
+		ret = conn_announce(pub, c);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret || !topic_bit(c, topic_id))
+			continue;
+		if (len <= MSGA_FRAG_MAX && bat_fits(c, len))
+			continue;
+		if (!conn_can_data(c))
+			return -EAGAIN;
+	}
+	return 0;
+}
+
+static int big_buffer(struct msga_pub *pub)
+{
+	if (pub->big_buf)
+		return 0;
+	pub->big_buf = pub_reg(pub, MSGA_MSG_MAX, &pub->big_mr);
+	return pub->big_buf ? 0 : msga__neg_errno(ENOMEM);
+}
+
+static int try_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
+		     struct msga_claim *claim)
+{
+	uint32_t slot;
+	int ret;
+
+	if (pub->big_busy)
+		return -EAGAIN;
+	ret = fanout_ready(pub, topic_id, len);
+	if (ret)
+		return ret;
+	if (len > MSGA_FRAG_MAX) {
+		ret = big_buffer(pub);
+		if (ret)
+			return ret;
+		slot = CLAIM_BIG;
+		claim->data = pub->big_buf;
+	} else {
+		if (!pub->tx_nfree)
+			return -EAGAIN;
+		slot = pub->tx_free[--pub->tx_nfree];
+		claim->data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
+	}
+	claim->len = len;
+	claim->topic_id = topic_id;
+	claim->priv_[0] = slot;
+	claim->priv_[1] = CLAIM_MAGIC;
+	claim->priv_[2] = (uint32_t)len;
+	pub->claimed = 1;
+	return 0;
+}
+
+MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
+			    size_t len, struct msga_claim *claim)
+{
+	int ret;
+
+	if (!pub || !claim || !topic_ok(pub, topic_id))
+		return -EINVAL;
+	if (len > MSGA_MSG_MAX)
+		return -EMSGSIZE;
+	if (pub->claimed)
+		return -EBUSY;
+	for (;;) {
+		ret = try_claim(pub, topic_id, len, claim);
+		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
+			return ret;
+		ret = msga_ctx_poll(pub->ctx, 64);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
+{
+	return pub && claim && pub->claimed &&
+	       claim->priv_[1] == CLAIM_MAGIC &&
+	       claim->len <= claim->priv_[2] &&
+	       topic_ok(pub, claim->topic_id);
+}
+
+static int commit_small(struct msga_pub *pub, uint32_t slot,
+			const struct msga_claim *claim)
+{
+	struct msga__wire_hdr h = {
+		.type = MSGA__W_DATA, .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
+		.topic = (uint16_t)claim->topic_id, .len = (uint32_t)claim->len,
+		.seq = ++pub->topics[claim->topic_id].seq,
+	};
+	int inl = MSGA__WIRE_HDR_LEN + claim->len <= pub->ctx->max_inline;
+	struct msga__list *pos, *tmp;
+	int sent = 0;
+
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		/* A subscriber that joined after the claim starts later. */
+		if (c->state != MSGA__C_READY || c->ann <= claim->topic_id ||
+		    !topic_bit(c, claim->topic_id))
+			continue;
+		if (bat_fits(c, claim->len)) {
+			bat_append(c, &h, claim->data, claim->len);
+			sent++;
+			continue;
+		}
+		if (bat_flush(c))
+			continue;
+		if (bat_should_open(c, claim->len)) {
+			c->bat_open = 1;
+			c->bat_len = 0;
+			bat_append(c, &h, claim->data, claim->len);
+			sent++;
+			continue;
+		}
+		if (!conn_can_data(c))
+			continue;
+		if (msga__conn_send(c, &h, 0, claim->data, (uint32_t)claim->len,
+				    pub->tx_mr->lkey, (int32_t)slot, 0))
+			continue;
+		if (!inl)
+			pub->tx_ref[slot]++;
+		sent++;
+	}
+	if (!pub->tx_ref[slot])
+		slot_put(pub, slot);
+	return sent;
+}
+
+/* Push fragments of the big message to every connection that has room. */
+static void big_pump(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+	int busy = 0;
+
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		if (c->big_active)
+			bat_flush(c);
+		while (c->big_active && c->big_off < pub->big_len &&
+		       msga__credit_can_data(&c->cr) && msga__conn_sq_room(c)) {
+			uint32_t off = c->big_off, left = pub->big_len - off;
+			uint32_t n = left < MSGA_FRAG_MAX ? left :
+							    MSGA_FRAG_MAX;
+			struct msga__wire_hdr h = {
+				.type = MSGA__W_DATA, .topic = pub->big_topic,
+				.seq = pub->big_seq, .len = pub->big_len,
+				.off = off,
+				.flags = (off ? 0 : MSGA__WF_FIRST) |
+					 (n == left ? MSGA__WF_LAST : 0),
+			};
+			int inl = MSGA__WIRE_HDR_LEN + n <=
+				  pub->ctx->max_inline;
+
+			if (msga__conn_send(c, &h, 0, pub->big_buf + off, n,
+					    pub->big_mr->lkey, MSGA__TAG_BIG,
+					    n == left))
+				break;
+			c->big_off += n;
+			if (!inl)
+				c->big_inflight++;
+		}
+		if (c->big_active && c->big_off == pub->big_len &&
+		    !c->big_inflight)
+			c->big_active = 0;
+		busy |= c->big_active;
+	}
+	pub->big_busy = busy;
+}
+
+static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
+{
+	struct msga__list *pos, *tmp;
+	int sent = 0;
+
+	pub->big_len = (uint32_t)claim->len;
+	pub->big_topic = (uint16_t)claim->topic_id;
+	pub->big_seq = ++pub->topics[claim->topic_id].seq;
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		if (c->state != MSGA__C_READY || c->ann <= claim->topic_id ||
+		    !topic_bit(c, claim->topic_id))
+			continue;
+		c->big_active = 1;
+		c->big_off = 0;
+		c->big_inflight = 0;
+		sent++;
+	}
+	big_pump(pub);
+	return sent;
+}
+
+MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
+{
+	uint32_t slot;
+
+	if (!claim_ok(pub, claim))
+		return -EINVAL;
+	slot = claim->priv_[0];
+	claim->priv_[1] = 0;
+	pub->claimed = 0;
+	if (slot == CLAIM_BIG)
+		return commit_big(pub, claim);
+	return commit_small(pub, slot, claim);
+}
+
+MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
+{
+	if (!claim_ok(pub, claim))
+		return -EINVAL;
+	if (claim->priv_[0] != CLAIM_BIG)
+		slot_put(pub, claim->priv_[0]);
+	claim->priv_[1] = 0;
+	pub->claimed = 0;
+	return 0;
+}
+
+MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
+			   const void *data, size_t len)
+{
+	struct msga_claim claim;
+	int ret;
+
+	if (!data && len)
+		return -EINVAL;
+	ret = msga_pub_claim(pub, topic_id, len, &claim);
+	if (ret)
+		return ret;
+	if (len)
+		memcpy(claim.data, data, len);
+	return msga_pub_commit(pub, &claim);
+}
+
+/*
+ * Send buffers are freed by signalled completions only. When they run
+ * short, ask each connection that still holds some unsignalled for a
+ * signalled CREDIT, so an idle subscriber cannot pin them forever.
+ */
+static void flush_unsignalled(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+
+		if (c->state == MSGA__C_READY && c->unsig_tagged &&
+		    msga__credit_can_ctl(&c->cr) && msga__conn_sq_room(c))
+			msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE,
+					1);
+	}
+}
+
+void msga__pub_progress(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	if (pub->big_busy)
+		big_pump(pub);
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		if (c->state != MSGA__C_READY)
+			continue;
+		bat_flush(c);
+		if (c->ann < pub->ntopics)
+			conn_announce(pub, c);
+	}
+	if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2)
+		flush_unsignalled(pub);
+}

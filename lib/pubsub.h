@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pubsub.h - private types of the publish/subscribe layer: RC connections
+ * (rc_conn.c), publishers (publisher.c), subscribers (subscriber.c), and
+ * the progress engine (poll.c) that drives them from msga_ctx_poll().
+ *
+ * Data path: SEND/RECV with credits (credit.h). One connection per
+ * subscriber and publisher pair; the subscriber is the rdma_connect side
+ * and sends first (its SUBSCRIBE), as iWARP requires, and every side posts
+ * all its receives before connect/accept.
+ */
+#ifndef MSGA_PUBSUB_H
+#define MSGA_PUBSUB_H
+
+#include "internal.h"
+#include "credit.h"
+#include "list.h"
+#include "wire.h"
+
+/* Receive and send geometry, per connection. */
+#define MSGA__DATA_SLOT (MSGA__WIRE_HDR_LEN + MSGA_FRAG_MAX) /* 4096 */
+/*
+ * Registered memory is pinned, and siw counts it against RLIMIT_MEMLOCK
+ * (8 MiB by default) even for root: keep a publisher and a subscriber
+ * connection near 0.5 MiB each.
+ */
+#define MSGA__SUB_RX_DEPTH 128u  /* subscriber receives (data) */
+#define MSGA__SUB_SQ_DEPTH 64u
+#define MSGA__SUB_SIG_EVERY 16u
+#define MSGA__PUB_RX_DEPTH 32u   /* publisher receives (credits) */
+#define MSGA__PUB_RX_SLOT 128u
+#define MSGA__PUB_SQ_DEPTH 512u
+#define MSGA__PUB_SIG_EVERY 32u
+#define MSGA__CTL_SLOT 128u      /* header (+ name) per send queue slot */
+#define MSGA__PUB_TX_SLOTS 128u  /* publisher's shared send buffers */
+#define MSGA__BATCH_BUFS 16u     /* per subscriber: coalescing buffers */
+#define MSGA__BATCH_REC_MAX 512u /* larger messages are never coalesced */
+
+/* Tags for what a send work request still references. */
+#define MSGA__TAG_NONE (-1)
+#define MSGA__TAG_BIG (-2)
+#define MSGA__TAG_BATCH (-3)
+
+/* cm_id->context points at one of these, first member of its owner. */
+enum msga__kind {
+	MSGA__K_LISTENER = 1,
+	MSGA__K_CONN = 2,
+};
+
+enum msga__conn_state {
+	MSGA__C_RESOLVING = 1, /* sub: address/route resolution */
+	MSGA__C_CONNECTING,    /* sub: rdma_connect sent; pub: accepted */
+	MSGA__C_READY,         /* subscription known on both sides */
+	MSGA__C_DEAD,          /* torn down, waiting to be freed */
+};
+
+struct msga__conn;
+
+/* One receive buffer; a held message keeps it from being re-posted. */
+struct msga__rxslot {
+	struct msga__conn *conn;
+	uint32_t idx;
+	uint32_t held;
+};
+
+struct msga__conn {
+	int kind;                      /* MSGA__K_CONN, for cm_id->context */
+	struct msga__list ctx_node;    /* ctx->conns */
+	struct msga__list own_node;    /* pub->conns or sub->conns */
+	struct msga_ctx *ctx;
+	struct msga_pub *pub;          /* passive side: owner */
+	struct msga_sub *sub;          /* active side: owner */
+	uint32_t id;
+	int state;
+	int was_ready;
+	int armed;                     /* CQ armed for one event */
+	struct rdma_cm_id *cm;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	char peer[64];
+
+	uint32_t rx_depth, rx_slot;
+	char *rx_buf;
+	struct ibv_mr *rx_mr;
+	struct msga__rxslot *rx_slots;
+	uint32_t holds;
+	struct msga__rxslot *cur;      /* slot being delivered, for hold */
+
+	uint32_t sq_depth, sig_every, unsig, unsig_tagged;
+	uint64_t tx_seq, tx_done;      /* posted / known complete */
+	int32_t *tx_tag;               /* per send queue slot */
+	char *ctl_buf;                 /* per send queue slot headers */
+	struct ibv_mr *ctl_mr;
+	struct msga__credit cr;
+
+	/* publisher side */
+	char pattern[MSGA_TOPIC_MAX + 2];
+	uint32_t ann;                  /* topics [0, ann) announced/skipped */
+	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
+	uint32_t big_off, big_inflight;
+	int big_active;
+	char *bat_buf;                 /* MSGA__BATCH_BUFS coalescing buffers */
+	struct ibv_mr *bat_mr;
+	uint32_t bat_head, bat_tail;   /* buffers sent / known complete */
+	uint32_t bat_len;              /* bytes in the open batch */
+	uint32_t bat_open;             /* 1: open batch holds one credit */
+
+	/* subscriber side */
+	char (*names)[MSGA_TOPIC_MAX + 1];
+	char *rs_buf;                  /* reassembly of fragmented messages */
+	uint32_t rs_len, rs_off;
+	uint16_t rs_topic;
+	uint64_t rs_seq;
+	int rs_active;
+};
+
+struct msga__topic {
+	char name[MSGA_TOPIC_MAX + 1];
+	uint64_t seq;                  /* last sequence committed */
+};
+
+struct msga_pub {
+	int kind;                      /* MSGA__K_LISTENER */
+	struct msga__list ctx_node;
+	struct msga_ctx *ctx;
+	struct rdma_cm_id *listen;
+	uint32_t flags;
+	msga_event_cb on_event;
+	void *user;
+	struct msga__list conns;
+	uint32_t next_id;
+	int nready;
+	struct msga__topic *topics;
+	uint32_t ntopics;
+
+	/* shared send buffers, one per claimed message (free stack) */
+	char *tx_buf;
+	struct ibv_mr *tx_mr;
+	uint16_t *tx_ref;
+	uint32_t *tx_free;
+	uint32_t tx_nfree;
+	int claimed;                   /* a claim is outstanding */
+
+	/* one message larger than a fragment at a time */
+	char *big_buf;
+	struct ibv_mr *big_mr;
+	int big_busy;
+	uint32_t big_len;
+	uint16_t big_topic;
+	uint64_t big_seq;
+};
+
+struct msga_sub {
+	struct msga__list ctx_node;
+	struct msga_ctx *ctx;
+	char pattern[MSGA_TOPIC_MAX + 2];
+	msga_msg_cb on_msg;
+	msga_event_cb on_event;
+	void *user;
+	struct msga__list conns;
+	uint32_t next_id;
+};
+
+/* rc_conn.c */
+struct msga__conn_geom {
+	uint32_t rx_depth, rx_slot, sq_depth, sig_every;
+};
+struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
+				  const struct msga__conn_geom *g);
+int msga__conn_setup(struct msga__conn *c);
+void *msga__conn_reg_buf(struct msga__conn *c, size_t len, struct ibv_mr **mr);
+int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
+int msga__conn_sq_room(const struct msga__conn *c);
+int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
+		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
+		    uint32_t ext_lkey, int32_t tag, int force_signal);
+char *msga__conn_ctl_payload(struct msga__conn *c);
+int msga__conn_send_credit(struct msga__conn *c);
+void msga__conn_peer_name(struct msga__conn *c);
+void msga__conn_kill(struct msga__conn *c, int status, int notify);
+void msga__conn_free(struct msga__conn *c);
+int msga__conn_poll(struct msga__conn *c, int budget);
+void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
+		     int status);
+void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
+		      uint16_t role);
+
+/* publisher.c */
+void msga__pub_on_connect_request(struct msga_pub *pub,
+				  struct rdma_cm_id *id, const void *pdata,
+				  size_t plen);
+int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
+		      const char *payload);
+void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
+void msga__pub_progress(struct msga_pub *pub);
+void msga__pub_conn_gone(struct msga__conn *c);
+
+/* subscriber.c */
+int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
+		      const struct msga__wire_hdr *h, const char *payload,
+		      uint32_t plen, uint64_t now_ns);
+void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
+
+/* poll.c */
+int msga__ctx_cm_channel(struct msga_ctx *ctx);
+void msga__ctx_pubsub_close(struct msga_ctx *ctx);
+int msga__parse_uri(const char *uri, struct sockaddr_storage *ss);
+
+#endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_conn.c - one RC queue pair and its buffers: the receive ring (posted
+ * in full before connect/accept, as iWARP needs), the per-send-slot header
+ * buffers, selective signalling, and teardown in any state.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pubsub.h"
+
+struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
+				  const struct msga__conn_geom *g)
+{
+	struct msga__conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->kind = MSGA__K_CONN;
+	c->ctx = ctx;
+	c->rx_depth = g->rx_depth;
+	c->rx_slot = g->rx_slot;
+	c->sq_depth = g->sq_depth;
+	c->sig_every = g->sig_every;
+	msga__list_init(&c->own_node);
+	msga__list_add_tail(&ctx->conns, &c->ctx_node);
+	return c;
+}
+
+void *msga__conn_reg_buf(struct msga__conn *c, size_t len, struct ibv_mr **mr)
+{
+	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	if (!buf)
+		return NULL;
+	memset(buf, 0, len);
+	*mr = ibv_reg_mr(c->ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int conn_alloc_bufs(struct msga__conn *c)
+{
+	c->rx_slots = calloc(c->rx_depth, sizeof(*c->rx_slots));
+	c->tx_tag = calloc(c->sq_depth, sizeof(*c->tx_tag));
+	if (!c->rx_slots || !c->tx_tag)
+		return -ENOMEM;
+	c->rx_buf = msga__conn_reg_buf(c, (size_t)c->rx_depth * c->rx_slot,
+				       &c->rx_mr);
+	if (!c->rx_buf)
+		return msga__neg_errno(ENOMEM);
+	c->ctl_buf = msga__conn_reg_buf(c, (size_t)c->sq_depth * MSGA__CTL_SLOT,
+			     &c->ctl_mr);
+	if (!c->ctl_buf)
+		return msga__neg_errno(ENOMEM);
+	for (uint32_t i = 0; i < c->rx_depth; i++)
+		c->rx_slots[i] = (struct msga__rxslot){ .conn = c, .idx = i };
+	return 0;
+}
+
+static int conn_create_qp(struct msga__conn *c)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+		.cap = { .max_send_wr = c->sq_depth,
+			 .max_recv_wr = c->rx_depth,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = c->ctx->max_inline },
+	};
+
+	c->cq = ibv_create_cq(c->ctx->verbs, (int)(c->sq_depth + c->rx_depth),
+			      c, c->ctx->comp_channel, 0);
+	if (!c->cq)
+		return msga__neg_errno(ENOMEM);
+	qia.send_cq = c->cq;
+	qia.recv_cq = c->cq;
+	if (rdma_create_qp(c->cm, c->ctx->pd, &qia))
+		return msga__neg_errno(ENOMEM);
+	c->qp = c->cm->qp;
+	return 0;
+}
+
+/* Buffers, CQ and QP, then every receive, before connect or accept. */
+int msga__conn_setup(struct msga__conn *c)
+{
+	int ret;
+
+	if (c->cm->verbs != c->ctx->verbs)
+		return -ENODEV;
+	ret = conn_alloc_bufs(c);
+	if (!ret)
+		ret = conn_create_qp(c);
+	for (uint32_t i = 0; !ret && i < c->rx_depth; i++)
+		ret = msga__conn_post_recv(c, i);
+	return ret;
+}
+
+int msga__conn_post_recv(struct msga__conn *c, uint32_t idx)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->rx_buf + (size_t)idx * c->rx_slot),
+		.length = c->rx_slot,
+		.lkey = c->rx_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = idx, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return -ibv_post_recv(c->qp, &wr, &bad);
+}
+
+int msga__conn_sq_room(const struct msga__conn *c)
+{
+	return c->tx_seq - c->tx_done < c->sq_depth;
+}
+
+char *msga__conn_ctl_payload(struct msga__conn *c)
+{
+	return c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT +
+	       MSGA__WIRE_HDR_LEN;
+}
+
+/*
+ * Post one SEND: header (plus ctl_len bytes after it) from this send slot's
+ * header buffer, then ext_len bytes of ext. Inline when the device allows,
+ * so the buffers are free at once; otherwise tag says what stays in use
+ * until a later signalled completion. The caller checked credit and room.
+ */
+int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
+		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
+		    uint32_t ext_lkey, int32_t tag, int force_signal)
+{
+	uint32_t pos = c->tx_seq % c->sq_depth;
+	char *hb = c->ctl_buf + (size_t)pos * MSGA__CTL_SLOT;
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)hb, MSGA__WIRE_HDR_LEN + ctl_len,
+		  c->ctl_mr->lkey },
+		{ (uintptr_t)ext, ext_len, ext_lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = c->tx_seq, .sg_list = sge, .num_sge = ext_len ? 2 : 1,
+		.opcode = IBV_WR_SEND,
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	h->credit = msga__credit_on_send(&c->cr);
+	msga__wire_hdr_put(hb, h);
+	if (sge[0].length + ext_len <= c->ctx->max_inline) {
+		wr.send_flags |= IBV_SEND_INLINE;
+		tag = MSGA__TAG_NONE;
+	}
+	if (tag != MSGA__TAG_NONE)
+		c->unsig_tagged++;
+	if (force_signal || ++c->unsig >= c->sig_every) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		c->unsig = 0;
+		c->unsig_tagged = 0;
+	}
+	c->tx_tag[pos] = tag;
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret) {
+		c->tx_tag[pos] = MSGA__TAG_NONE;
+		msga__conn_kill(c, -ret, 1);
+		return -ECONNRESET;
+	}
+	c->tx_seq++;
+	return 0;
+}
+
+int msga__conn_send_credit(struct msga__conn *c)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+
+	/* An open batch has its credit and send slot set aside. */
+	if (msga__credit_avail(&c->cr) < 1 + c->bat_open ||
+	    c->tx_seq + c->bat_open - c->tx_done >= c->sq_depth)
+		return -EAGAIN;
+	return msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 0);
+}
+
+void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
+		      uint16_t role)
+{
+	*h = (struct msga__wire_hello){
+		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
+		.role = role, .recv_depth = c->rx_depth,
+		.slot_size = c->rx_slot,
+	};
+}
+
+void msga__conn_peer_name(struct msga__conn *c)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(c->cm);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const void *a = NULL;
+
+	if (sa->sa_family == AF_INET)
+		a = &((struct sockaddr_in *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		a = &((struct sockaddr_in6 *)sa)->sin6_addr;
+	if (a)
+		inet_ntop(sa->sa_family, a, ip, sizeof(ip));
+	snprintf(c->peer, sizeof(c->peer), "%s:%u", ip,
+		 ntohs(rdma_get_dst_port(c->cm)));
+}
+
+void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
+		     int status)
+{
+	struct msga_event ev = {
+		.type = type, .status = status, .conn_id = c->id,
+		.pub = c->pub, .sub = c->sub, .peer = c->peer,
+	};
+	msga_event_cb cb = c->pub ? c->pub->on_event : c->sub->on_event;
+	void *user = c->pub ? c->pub->user : c->sub->user;
+
+	if (cb)
+		cb(&ev, user);
+}
+
+/*
+ * Stop using a connection: the QP goes to error (flushing its work), the
+ * owner hears about it once, and the memory is freed later by the reaper
+ * (or at once by a destroy), because we may be inside a completion loop or
+ * a user callback that still holds a message of it.
+ */
+void msga__conn_kill(struct msga__conn *c, int status, int notify)
+{
+	int was = c->state;
+
+	if (was == MSGA__C_DEAD)
+		return;
+	c->state = MSGA__C_DEAD;
+	c->ctx->reap = 1;
+	if (status < 0 && notify)
+		msga__ctx_fail(c->ctx, status, "connection %u to %s closed",
+			       c->id, c->peer);
+	if (c->cm && c->qp)
+		rdma_disconnect(c->cm);
+	if (c->pub)
+		msga__pub_conn_gone(c);
+	if (!notify)
+		return;
+	if (was == MSGA__C_READY || c->was_ready)
+		msga__conn_emit(c, MSGA_EVENT_DISCONNECTED, status);
+	else if (c->sub)
+		msga__conn_emit(c, MSGA_EVENT_CONNECT_FAILED, status);
+}
+
+static void conn_release_tags(struct msga__conn *c)
+{
+	for (; c->tx_done < c->tx_seq; c->tx_done++) {
+		int32_t tag = c->tx_tag[c->tx_done % c->sq_depth];
+
+		if (c->pub && tag != MSGA__TAG_NONE)
+			msga__pub_tag_done(c, tag);
+	}
+}
+
+void msga__conn_free(struct msga__conn *c)
+{
+	if (c->qp)
+		rdma_destroy_qp(c->cm);
+	/* The QP is gone, so the device no longer reads what sends named. */
+	if (c->tx_tag)
+		conn_release_tags(c);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->rx_mr)
+		ibv_dereg_mr(c->rx_mr);
+	if (c->ctl_mr)
+		ibv_dereg_mr(c->ctl_mr);
+	if (c->bat_mr)
+		ibv_dereg_mr(c->bat_mr);
+	if (c->cm)
+		rdma_destroy_id(c->cm);
+	msga__list_del(&c->ctx_node);
+	msga__list_del(&c->own_node);
+	free(c->rx_buf);
+	free(c->ctl_buf);
+	free(c->bat_buf);
+	free(c->rx_slots);
+	free(c->tx_tag);
+	free(c->names);
+	free(c->rs_buf);
+	free(c);
+}

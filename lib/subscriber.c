@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * subscriber.c - msga_sub_*: connect to publishers (the active side, which
+ * sends first: its SUBSCRIBE), learn topic names, deliver messages in
+ * place from the receive ring, reassemble fragmented ones, and let the
+ * user hold a message past its callback.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pubsub.h"
+#include "topic.h"
+
+#define SUB_ATTR_MIN_SIZE \
+	(offsetof(struct msga_sub_attr, user) + sizeof(void *))
+
+static struct msga__conn *own_conn(struct msga__list *pos)
+{
+	return msga__container_of(pos, struct msga__conn, own_node);
+}
+
+MSGA_API int msga_sub_create(struct msga_ctx *ctx,
+			     const struct msga_sub_attr *attr,
+			     struct msga_sub **subp)
+{
+	struct msga_sub *sub;
+	int ret;
+
+	if (subp)
+		*subp = NULL;
+	if (!ctx || !attr || !subp || attr->size < SUB_ATTR_MIN_SIZE ||
+	    attr->flags || !attr->on_msg || msga__pattern_check(attr->pattern))
+		return -EINVAL;
+	ret = msga__ctx_cm_channel(ctx);
+	if (ret)
+		return ret;
+	sub = calloc(1, sizeof(*sub));
+	if (!sub)
+		return -ENOMEM;
+	sub->ctx = ctx;
+	strcpy(sub->pattern, attr->pattern);
+	sub->on_msg = attr->on_msg;
+	sub->on_event = attr->on_event;
+	sub->user = attr->user;
+	msga__list_init(&sub->conns);
+	msga__list_add_tail(&ctx->subs, &sub->ctx_node);
+	*subp = sub;
+	return 0;
+}
+
+MSGA_API void msga_sub_destroy(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	if (!sub)
+		return;
+	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+		msga__conn_kill(own_conn(pos), 0, 0);
+		msga__conn_free(own_conn(pos));
+	}
+	msga__list_del(&sub->ctx_node);
+	free(sub);
+}
+
+MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
+{
+	static const struct msga__conn_geom geom = {
+		MSGA__SUB_RX_DEPTH, MSGA__DATA_SLOT, MSGA__SUB_SQ_DEPTH,
+		MSGA__SUB_SIG_EVERY,
+	};
+	struct sockaddr_storage ss;
+	struct msga__conn *c;
+	int ret;
+
+	if (!sub || msga__parse_uri(uri, &ss))
+		return -EINVAL;
+	c = msga__conn_new(sub->ctx, &geom);
+	if (!c)
+		return -ENOMEM;
+	c->sub = sub;
+	c->id = sub->next_id++;
+	c->state = MSGA__C_RESOLVING;
+	msga__list_add_tail(&sub->conns, &c->own_node);
+	snprintf(c->peer, sizeof(c->peer), "%s", uri + strlen("rdma://"));
+	c->names = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*c->names));
+	if (!c->names) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (rdma_create_id(sub->ctx->cm_ch, &c->cm, c, RDMA_PS_TCP)) {
+		ret = msga__neg_errno(ENOMEM);
+		goto fail;
+	}
+	if (rdma_resolve_addr(c->cm, NULL, (struct sockaddr *)&ss, 2000)) {
+		/* No route, no such network: one documented code for all. */
+		ret = msga__neg_errno(EHOSTUNREACH);
+		msga__ctx_fail(sub->ctx, ret, "msga_sub_connect(%s): "
+			       "rdma_resolve_addr", uri);
+		if (ret != -ENOMEM)
+			ret = -EHOSTUNREACH;
+		goto fail;
+	}
+	return (int)c->id;
+fail:
+	c->state = MSGA__C_DEAD;
+	msga__conn_free(c);
+	return ret;
+}
+
+MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
+{
+	struct msga__list *pos, *tmp;
+
+	if (!sub)
+		return -EINVAL;
+	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		if (c->id != conn_id || c->state == MSGA__C_DEAD)
+			continue;
+		msga__conn_kill(c, 0, 0);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* ---------------------------------------------------- connection events */
+
+static int on_route(struct msga__conn *c)
+{
+	struct rdma_conn_param param = { .retry_count = 7 };
+	struct msga__wire_hello mine;
+	uint8_t buf[MSGA__WIRE_HELLO_LEN];
+	int ret = msga__conn_setup(c);
+
+	if (ret)
+		return ret;
+	msga__conn_hello(c, &mine, 2);
+	msga__wire_hello_put(buf, &mine);
+	param.private_data = buf;
+	param.private_data_len = sizeof(buf);
+	if (rdma_connect(c->cm, &param))
+		return msga__neg_errno(ECONNREFUSED);
+	c->state = MSGA__C_CONNECTING;
+	return 0;
+}
+
+/* Established: learn the publisher's ring, then send first: SUBSCRIBE. */
+static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_SUBSCRIBE };
+	struct msga__wire_hello peer;
+	int ret = msga__wire_hello_get(ev->param.conn.private_data,
+				       ev->param.conn.private_data_len, &peer);
+
+	if (ret || peer.role != 1)
+		return -EPROTO;
+	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
+	h.len = (uint32_t)strlen(c->sub->pattern);
+	memcpy(msga__conn_ctl_payload(c), c->sub->pattern, h.len);
+	ret = msga__conn_send(c, &h, h.len, NULL, 0, 0, MSGA__TAG_NONE, 1);
+	if (ret)
+		return ret;
+	c->state = MSGA__C_READY;
+	c->was_ready = 1;
+	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+	return 0;
+}
+
+void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev)
+{
+	int ret = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (c->cm->verbs != c->ctx->verbs)
+			ret = -ENODEV;
+		else if (rdma_resolve_route(c->cm, 2000))
+			ret = msga__neg_errno(EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = on_route(c);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		ret = on_established(c, ev);
+		break;
+	default:
+		break;
+	}
+	if (ret)
+		msga__conn_kill(c, ret, 1);
+}
+
+/* ---------------------------------------------------- messages */
+
+static void deliver(struct msga__conn *c, struct msga__rxslot *slot,
+		    const struct msga__wire_hdr *h, const void *data,
+		    uint32_t len, uint64_t now_ns)
+{
+	struct msga_msg msg = {
+		.data = data, .len = len, .topic = c->names[h->topic],
+		.topic_id = h->topic, .conn_id = c->id, .seq = h->seq,
+		.rx_time_ns = now_ns, .priv_ = slot,
+	};
+
+	c->cur = slot;
+	c->sub->on_msg(&msg, c->sub->user);
+	c->cur = NULL;
+}
+
+/* Fragments of one message arrive in order and back to back. */
+static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
+		      const char *payload, uint32_t plen, uint64_t now_ns)
+{
+	if (h->flags & MSGA__WF_FIRST) {
+		if (c->rs_active)
+			return -EPROTO;
+		if (!c->rs_buf && !(c->rs_buf = malloc(MSGA_MSG_MAX)))
+			return -ENOMEM;
+		c->rs_active = 1;
+		c->rs_len = h->len;
+		c->rs_off = 0;
+		c->rs_topic = h->topic;
+		c->rs_seq = h->seq;
+	} else if (!c->rs_active || h->topic != c->rs_topic ||
+		   h->seq != c->rs_seq || h->len != c->rs_len ||
+		   h->off != c->rs_off) {
+		return -EPROTO;
+	}
+	memcpy(c->rs_buf + h->off, payload, plen);
+	c->rs_off += plen;
+	if (h->flags & MSGA__WF_LAST) {
+		c->rs_active = 0;
+		deliver(c, NULL, h, c->rs_buf, c->rs_len, now_ns);
+	}
+	return 0;
+}
+
+/* Every record of a BATCH is a whole message in this receive buffer. */
+static int unbatch(struct msga__conn *c, struct msga__rxslot *slot,
+		   const char *payload, uint32_t plen, uint64_t now_ns)
+{
+	struct msga__wire_hdr h;
+	size_t off = 0;
+	int ret;
+
+	while ((ret = msga__wire_batch_next(payload, plen, &off, &h)) > 0) {
+		const char *rec = payload + off - MSGA__WIRE_ALIGN(
+					MSGA__WIRE_HDR_LEN + h.len);
+
+		if (h.topic >= MSGA_PUB_TOPICS_MAX || !c->names[h.topic][0])
+			return -EPROTO;
+		deliver(c, slot, &h, rec + MSGA__WIRE_HDR_LEN, h.len, now_ns);
+		if (c->state == MSGA__C_DEAD)
+			return 0;
+	}
+	return ret;
+}
+
+int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
+		      const struct msga__wire_hdr *h, const char *payload,
+		      uint32_t plen, uint64_t now_ns)
+{
+	switch (h->type) {
+	case MSGA__W_TOPIC:
+		if (h->topic >= MSGA_PUB_TOPICS_MAX)
+			return -EPROTO;
+		memcpy(c->names[h->topic], payload, h->len);
+		c->names[h->topic][h->len] = '\0';
+		return 0;
+	case MSGA__W_CREDIT:
+		return 0;
+	case MSGA__W_DATA:
+		if (h->topic >= MSGA_PUB_TOPICS_MAX || !c->names[h->topic][0])
+			return -EPROTO;
+		if (h->flags == (MSGA__WF_FIRST | MSGA__WF_LAST)) {
+			deliver(c, slot, h, payload, plen, now_ns);
+			return 0;
+		}
+		return reassemble(c, h, payload, plen, now_ns);
+	case MSGA__W_BATCH:
+		return unbatch(c, slot, payload, plen, now_ns);
+	default:
+		return -EPROTO;
+	}
+}
+
+/*
+ * Holding keeps the receive buffer from being re-posted, so it also holds
+ * back one credit: hold briefly, or the publisher stalls. A buffer may
+ * carry several messages (a BATCH), so it counts its holds, and each held
+ * message is marked in the flags byte of its own header, which sits just
+ * before its data in the receive buffer.
+ */
+static uint8_t *held_mark(const struct msga_msg *msg)
+{
+	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
+}
+
+MSGA_API int msga_msg_hold(const struct msga_msg *msg)
+{
+	struct msga__rxslot *slot;
+
+	if (!msg)
+		return -EINVAL;
+	slot = msg->priv_;
+	if (!slot)
+		return -EOPNOTSUPP;
+	if (*held_mark(msg) & MSGA__WF_HELD)
+		return -EALREADY;
+	if (slot->conn->cur != slot)
+		return -EINVAL; /* only inside the message's callback */
+	*held_mark(msg) |= MSGA__WF_HELD;
+	slot->held++;
+	slot->conn->holds++;
+	return 0;
+}
+
+MSGA_API void msga_msg_release(const struct msga_msg *msg)
+{
+	struct msga__rxslot *slot = msg ? msg->priv_ : NULL;
+	struct msga__conn *c;
+
+	if (!slot || !slot->held || !(*held_mark(msg) & MSGA__WF_HELD))
+		return;
+	c = slot->conn;
+	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
+	c->holds--;
+	if (--slot->held)
+		return;
+	if (c->state == MSGA__C_DEAD) {
+		c->ctx->reap = 1;
+		return;
+	}
+	if (!msga__conn_post_recv(c, slot->idx))
+		msga__credit_on_repost(&c->cr);
+	else
+		msga__conn_kill(c, -ECONNRESET, 1);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dev_pubsub_util.h - helpers shared by the pub/sub device tests: payloads
+ * that carry their own sequence and checksum, a receiver that checks
+ * order per (connection, topic), and polling with a deadline so no test
+ * can hang.
+ */
+#ifndef MSGA_DEV_PUBSUB_UTIL_H
+#define MSGA_DEV_PUBSUB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msgaccel.h"
+
+#define DP_CONNS 16
+#define DP_TOPICS 16
+
+/* Receiver state for one subscriber. */
+struct dp_rec {
+	uint64_t next[DP_CONNS][DP_TOPICS]; /* next expected seq, 0 = any */
+	uint64_t got[DP_CONNS][DP_TOPICS];
+	uint64_t total;
+	uint64_t bytes;
+	uint64_t bad;                       /* order, dup or checksum errors */
+	char first_bad[256];
+	char topic_name[DP_CONNS][DP_TOPICS][MSGA_TOPIC_MAX + 1];
+	int strict;                         /* first seq must be 1 */
+	/* events */
+	int connected, disconnected, failed;
+	int last_status;
+	uint32_t last_conn;
+};
+
+/* Fill len bytes for (topic, seq); the last 4 bytes are a checksum. */
+void dp_fill(void *buf, size_t len, uint32_t topic, uint64_t seq);
+/* 0 if buf holds what dp_fill() wrote for (topic, seq). */
+int dp_check(const void *buf, size_t len, uint32_t topic, uint64_t seq);
+
+/* Callbacks to put into msga_sub_attr (user = struct dp_rec *). */
+void dp_on_msg(const struct msga_msg *msg, void *user);
+void dp_on_event(const struct msga_event *ev, void *user);
+
+/* "rdma://<test addr>:port" */
+const char *dp_uri(uint16_t port);
+
+struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
+			struct dp_rec *events);
+struct msga_sub *dp_sub(struct msga_ctx *ctx, const char *pattern,
+			struct dp_rec *rec);
+/* Connect and poll ctxs until the publisher counts nsubs subscribers. */
+void dp_connect(struct msga_sub *sub, struct msga_pub *pub,
+		struct msga_ctx **ctxs, int nctx, int nsubs);
+
+/* Poll every ctx until *flag >= want or timeout; returns 1 if reached. */
+int dp_poll_until(struct msga_ctx **ctxs, int nctx, const volatile int *flag,
+		  int want, int timeout_ms);
+int dp_poll_until64(struct msga_ctx **ctxs, int nctx,
+		    const volatile uint64_t *val, uint64_t want,
+		    int timeout_ms);
+/* Send one checked message, polling ctxs while back-pressured. */
+void dp_send(struct msga_pub *pub, uint32_t topic, uint64_t seq, size_t len,
+	     struct msga_ctx **ctxs, int nctx);
+uint64_t dp_now_ms(void);
+
+#endif
