@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* Host unit tests: bounded reassembly of fragmented datagrams. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "reasm.h"
+
+#define FRAG 1000u
+#define MAXMSG (1u << 20)
+
+static struct msga__reasm r;
+static uint8_t src[MAXMSG];
+
+static void setup(void)
+{
+	cr_assert_eq(msga__reasm_init(&r, 4, MAXMSG, FRAG, 1000000), 0);
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+}
+
+static void teardown(void)
+{
+	msga__reasm_fini(&r);
+}
+
+TestSuite(reasm, .init = setup, .fini = teardown);
+
+static struct msga__frag frag(uint64_t stream, uint64_t seq, uint32_t total,
+			      uint32_t idx)
+{
+	uint32_t off = idx * FRAG;
+	uint32_t len = total - off < FRAG ? total - off : FRAG;
+
+	return (struct msga__frag){ stream, seq, total, off, len, src + off };
+}
+
+static uint32_t nfrags(uint32_t total)
+{
+	return (total + FRAG - 1) / FRAG;
+}
+
+Test(reasm, a_1mib_message_in_shuffled_order_is_rebuilt_exactly)
+{
+	uint32_t total = MAXMSG, n = nfrags(total);
+	uint32_t *order = malloc(n * sizeof(*order));
+	const void *msg = NULL;
+	uint32_t len = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = i;
+	srand(42);
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)rand() % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct msga__frag f = frag(1, 9, total, order[i]);
+
+		ret = msga__reasm_add(&r, &f, 10, &msg, &len);
+		cr_assert_eq(ret, i + 1 == n ? 1 : 0, "fragment %u", i);
+	}
+	cr_assert_eq(len, total);
+	cr_assert_eq(memcmp(msg, src, total), 0);
+	msga__reasm_release(&r, msg);
+	cr_expect_eq(r.c.completed, 1);
+	cr_expect_eq(msga__reasm_pending(&r), 0);
+	free(order);
+}
+
+Test(reasm, duplicate_fragments_are_ignored)
+{
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f0 = frag(1, 1, 2500, 0), f1 = frag(1, 1, 2500, 1),
+			  f2 = frag(1, 1, 2500, 2);
+
+	cr_expect_eq(msga__reasm_add(&r, &f0, 0, &msg, &len), 0);
+	cr_expect_eq(msga__reasm_add(&r, &f0, 0, &msg, &len), 0);
+	cr_expect_eq(msga__reasm_add(&r, &f1, 0, &msg, &len), 0);
+	cr_expect_eq(msga__reasm_add(&r, &f2, 0, &msg, &len), 1);
+	cr_expect_eq(len, 2500);
+	cr_expect_eq(r.c.dup_fragments, 1);
+}
+
+Test(reasm, incomplete_messages_time_out_and_are_counted)
+{
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f = frag(1, 1, 5000, 0);
+
+	msga__reasm_add(&r, &f, 100, &msg, &len);
+	cr_expect_eq(msga__reasm_expire(&r, 100 + 999999), 0, "not yet");
+	cr_expect_eq(msga__reasm_expire(&r, 100 + 1000001), 1);
+	cr_expect_eq(r.c.dropped_timeout, 1);
+	cr_expect_eq(msga__reasm_pending(&r), 0);
+	/* The late remainder of the dropped message never completes it. */
+	f = frag(1, 1, 5000, 4);
+	cr_expect_eq(msga__reasm_add(&r, &f, 2000000, &msg, &len), 0);
+}
+
+Test(reasm, memory_stays_bounded_oldest_incomplete_is_evicted)
+{
+	const void *msg;
+	uint32_t len;
+
+	for (uint64_t seq = 1; seq <= 10; seq++) {
+		struct msga__frag f = frag(1, seq, 3000, 0);
+
+		msga__reasm_add(&r, &f, seq, &msg, &len);
+		cr_assert_leq(msga__reasm_pending(&r), 4);
+	}
+	cr_expect_eq(r.c.dropped_evicted, 6);
+	/* The newest four can still complete. */
+	for (uint64_t seq = 7; seq <= 10; seq++) {
+		struct msga__frag a = frag(1, seq, 3000, 1), b = frag(1, seq, 3000, 2);
+
+		cr_expect_eq(msga__reasm_add(&r, &a, 20, &msg, &len), 0);
+		cr_expect_eq(msga__reasm_add(&r, &b, 20, &msg, &len), 1);
+		msga__reasm_release(&r, msg);
+	}
+}
+
+Test(reasm, streams_do_not_mix)
+{
+	const void *msg;
+	uint32_t len;
+	struct msga__frag a0 = frag(1, 5, 2000, 0), b0 = frag(2, 5, 2000, 0),
+			  a1 = frag(1, 5, 2000, 1);
+
+	cr_expect_eq(msga__reasm_add(&r, &a0, 0, &msg, &len), 0);
+	cr_expect_eq(msga__reasm_add(&r, &b0, 0, &msg, &len), 0);
+	cr_expect_eq(msga__reasm_add(&r, &a1, 0, &msg, &len), 1);
+	cr_expect_eq(msga__reasm_pending(&r), 1, "stream 2 still pending");
+}
+
+Test(reasm, inconsistent_fragments_are_einval)
+{
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f = frag(1, 1, 2500, 0);
+
+	f.total_len = MAXMSG + 1;
+	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
+	f = frag(1, 1, 2500, 0);
+	f.offset = 10; /* not on a fragment boundary */
+	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
+	f = frag(1, 1, 2500, 2);
+	f.len = 400; /* last fragment must be 500 */
+	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
+	/* Same message, different total: the message is dropped. */
+	f = frag(1, 2, 2500, 0);
+	msga__reasm_add(&r, &f, 0, &msg, &len);
+	f = frag(1, 2, 3500, 1);
+	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
+	cr_expect_eq(r.c.dropped_invalid, 4);
+}
+
+Test(reasm, init_rejects_bad_geometry)
+{
+	struct msga__reasm x;
+
+	cr_expect_eq(msga__reasm_init(&x, 0, 100, 10, 1), -EINVAL);
+	cr_expect_eq(msga__reasm_init(&x, 1, 100, 200, 1), -EINVAL);
+	cr_expect_eq(msga__reasm_init(&x, 1, 100, 10, 0), -EINVAL);
+}
