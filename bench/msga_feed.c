@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msga_feed - a STAC-N1-style feed benchmark on the msgaccel pub/sub API.
+ *
+ * A producer publishes fixed-size messages (232 B by default) on topic
+ * "feed.data" at a steady rate; a consumer (a forked process, with its own
+ * context) subscribes and reflects every message on "feed.echo"; the
+ * producer subscribes to the echoes and times them:
+ *   SendToReceive   = (echo received - message sent) / 2
+ *   SupplyToReceive = (echo received - message due)  / 2
+ * where "due" is the message's slot in the supply schedule, so time spent
+ * queued behind back-pressure counts. Both are RTT/2, as in STAC-N1.
+ *
+ * The rate steps up (--base, --step, --duration) until a failure event: a
+ * message not reflected within --deadline, or a producer that falls more
+ * than --deadline behind its schedule. The report card gives, per rate,
+ * mean/median/p99/max/stdev of both latencies, the highest rate without a
+ * failure, and each side's CPU use and peak RSS (VmHWM).
+ *
+ * --pingpong is the latency mode: one message in flight, -n round trips,
+ * perftest-style columns (RTT/2): the pub/sub counterpart of ib_send_lat.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msgaccel.h"
+
+#define FEED_TOPIC "feed.data"
+#define ECHO_TOPIC "feed.echo"
+#define FLAG_STOP 1u
+
+/* The head of every message; the rest of the payload is filler. */
+struct feed_hdr {
+	uint64_t seq;
+	uint64_t due_ns;
+	uint64_t sent_ns;
+	uint32_t flags;
+	uint32_t step;
+};
+
+struct opts {
+	const char *addr;
+	const char *dev;
+	int port;
+	size_t size;
+	long base, step, max_rate;
+	double duration, deadline;
+	long iters;
+	int pingpong;
+	const char *json, *series;
+};
+
+struct side_usage {
+	double cpu_pct;  /* user+sys CPU over wall time, percent of one core */
+	long peak_rss_kb;
+};
+
+/* ---------------------------------------------------------------- utils */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "msga_feed: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage_error(const char *what, const char *val)
+{
+	fprintf(stderr, "msga_feed: invalid %s '%s' (see msga_feed -h)\n", what,
+		val);
+	exit(2);
+}
+
+static double parse_num(const char *s, double lo, double hi, const char *what)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < lo || v > hi)
+		usage_error(what, s);
+	return v;
+}
+
+static long peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static struct side_usage usage_since(uint64_t t0_ns)
+{
+	struct rusage ru;
+	struct side_usage u = { 0 };
+	double cpu, wall = (now_ns() - t0_ns) / 1e9;
+
+	getrusage(RUSAGE_SELF, &ru);
+	cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	      ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	u.cpu_pct = wall > 0 ? 100.0 * cpu / wall : 0;
+	u.peak_rss_kb = peak_rss_kb();
+	return u;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct stats {
+	double mean, median, p99, p999, min, max, stdev;
+	long n;
+};
+
+/* Sorts v. Exact stdev in double precision (no truncation to whole us). */
+static struct stats summarize(double *v, long n)
+{
+	struct stats s = { .n = n };
+	double sum = 0, sq = 0;
+
+	if (n == 0)
+		return s;
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (long i = 0; i < n; i++)
+		sum += v[i];
+	s.mean = sum / n;
+	for (long i = 0; i < n; i++)
+		sq += (v[i] - s.mean) * (v[i] - s.mean);
+	s.stdev = n > 1 ? sqrt(sq / (n - 1)) : 0;
+	s.min = v[0];
+	s.max = v[n - 1];
+	s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	s.p99 = v[(long)ceil(0.99 * n) - 1];
+	s.p999 = v[(long)ceil(0.999 * n) - 1];
+	return s;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+struct endpoint {
+	struct msga_ctx *ctx;
+	struct msga_pub *pub;
+	struct msga_sub *sub;
+	uint32_t topic;
+	int connected;      /* our subscriber reached the other side */
+	int peer_gone;
+	char uri[96];       /* where our subscriber connects */
+};
+
+static void on_event(const struct msga_event *ev, void *user)
+{
+	struct endpoint *ep = user;
+
+	if (ev->sub && ev->type == MSGA_EVENT_CONNECTED)
+		ep->connected = 1;
+	else if (ev->sub && ev->type == MSGA_EVENT_CONNECT_FAILED)
+		ep->connected = -1; /* retried by connect_sub() */
+	else if (ev->type == MSGA_EVENT_DISCONNECTED)
+		ep->peer_gone = 1;
+}
+
+static void open_endpoint(struct endpoint *ep, const struct opts *o,
+			  int pub_port, int sub_port, const char *pub_topic,
+			  const char *sub_pattern, msga_msg_cb on_msg)
+{
+	struct msga_ctx_attr ca = { .size = sizeof(ca), .local_addr = o->addr,
+				    .dev_name = o->dev };
+	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
+				    .user = ep };
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = sub_pattern,
+				    .on_msg = on_msg, .on_event = on_event,
+				    .user = ep };
+	char uri[96];
+
+	if (msga_ctx_open(&ca, &ep->ctx))
+		die("%s", msga_open_error());
+	snprintf(uri, sizeof(uri), "rdma://%s:%d", o->addr, pub_port);
+	pa.uri = uri;
+	if (msga_pub_create(ep->ctx, &pa, &ep->pub) ||
+	    msga_pub_topic(ep->pub, pub_topic, &ep->topic) ||
+	    msga_sub_create(ep->ctx, &sa, &ep->sub))
+		die("%s", msga_ctx_last_error(ep->ctx));
+	snprintf(ep->uri, sizeof(ep->uri), "rdma://%s:%d", o->addr, sub_port);
+}
+
+/* Connect our subscriber, retrying while the other side starts up. */
+static void connect_sub(struct endpoint *ep, double timeout_s)
+{
+	uint64_t give_up = now_ns() + (uint64_t)(timeout_s * 1e9);
+
+	while (ep->connected != 1 || msga_pub_subscribers(ep->pub) < 1) {
+		if (ep->connected == 0 && msga_sub_connect(ep->sub, ep->uri) < 0)
+			die("%s", msga_ctx_last_error(ep->ctx));
+		if (ep->connected == 0)
+			ep->connected = 2; /* connecting */
+		msga_ctx_poll(ep->ctx, 64);
+		if (ep->connected == -1) {
+			usleep(20000);
+			ep->connected = 0;
+		}
+		if (now_ns() > give_up)
+			die("%s", "the other side did not connect in time");
+	}
+}
+
+static void close_endpoint(struct endpoint *ep)
+{
+	msga_sub_destroy(ep->sub);
+	msga_pub_destroy(ep->pub);
+	msga_ctx_close(ep->ctx);
+}
+
+/* ------------------------------------------------------------- consumer */
+
+/*
+ * Reflect every message. A send refused for back-pressure is kept in a
+ * ring and retried from the main loop: the consumer never drops one.
+ */
+struct reflector {
+	struct endpoint ep;
+	size_t size;
+	char *ring;
+	unsigned long head, tail, cap;
+	int stop;
+};
+
+static struct reflector refl;
+
+static void reflect_msg(const struct msga_msg *msg, void *user)
+{
+	struct feed_hdr h;
+	size_t len = msg->len < refl.size ? msg->len : refl.size;
+
+	if (refl.head - refl.tail == refl.cap)
+		die("%s", "reflector backlog full");
+	memcpy(refl.ring + (refl.head % refl.cap) * refl.size, msg->data, len);
+	refl.head++;
+	memcpy(&h, msg->data, sizeof(h));
+	if (h.flags & FLAG_STOP)
+		refl.stop = 1;
+}
+
+static void reflector_drain(void)
+{
+	while (refl.tail != refl.head) {
+		char *m = refl.ring + (refl.tail % refl.cap) * refl.size;
+		int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, m, refl.size);
+
+		/* >= 0: the number of subscribers it went to. */
+		if (ret == -EAGAIN)
+			return;
+		if (ret < 0)
+			die("%s", msga_strerror(ret));
+		refl.tail++;
+	}
+}
+
+static int run_consumer(const struct opts *o, int report_fd)
+{
+	uint64_t t0 = now_ns();
+	struct side_usage u;
+
+	refl.size = o->size;
+	refl.cap = 1u << 16;
+	refl.ring = malloc(refl.cap * refl.size);
+	if (!refl.ring)
+		die("%s", "out of memory");
+	open_endpoint(&refl.ep, o, o->port + 1, o->port, ECHO_TOPIC, FEED_TOPIC,
+		      reflect_msg);
+	connect_sub(&refl.ep, 30);
+	while (!(refl.stop && refl.tail == refl.head) && !refl.ep.peer_gone) {
+		msga_ctx_poll(refl.ep.ctx, 64);
+		reflector_drain();
+	}
+	/* Let the last echo leave before the connection is torn down. */
+	for (uint64_t end = now_ns() + 200000000u; now_ns() < end;)
+		msga_ctx_poll(refl.ep.ctx, 64);
+	u = usage_since(t0);
+	dprintf(report_fd, "%.1f %ld\n", u.cpu_pct, u.peak_rss_kb);
+	close_endpoint(&refl.ep);
+	free(refl.ring);
+	return 0;
+}
+
+/* ------------------------------------------------------------- producer */
+
+struct producer {
+	struct endpoint ep;
+	const struct opts *o;
+	char *msg;
+	double *send2recv, *supply2recv; /* us, per step */
+	long nsamples, cap;
+	uint64_t received, step_first_seq;
+	uint64_t last_echo_seq;  /* echoes arrive in order: all below are in */
+	uint64_t sent, dup_or_reordered;
+	uint64_t run_start;
+	FILE *series;
+	uint64_t bucket_start;
+	double bucket_sum, bucket_max;
+	long bucket_n, cur_rate;
+};
+
+static struct producer prod;
+
+static void flush_bucket(uint64_t t)
+{
+	if (prod.series && prod.bucket_n)
+		fprintf(prod.series, "%.1f %ld %.3f %.3f\n",
+			(prod.bucket_start - prod.run_start) / 1e9,
+			prod.cur_rate, prod.bucket_sum / prod.bucket_n,
+			prod.bucket_max);
+	prod.bucket_start = t;
+	prod.bucket_sum = prod.bucket_max = 0;
+	prod.bucket_n = 0;
+}
+
+static void on_echo(const struct msga_msg *msg, void *user)
+{
+	uint64_t t = now_ns();
+	struct feed_hdr h;
+
+	memcpy(&h, msg->data, sizeof(h));
+	/* A reliable ordered stream: anything but seq+1 is a bug to report. */
+	if (h.seq != prod.last_echo_seq + 1) {
+		prod.dup_or_reordered++;
+		if (h.seq <= prod.last_echo_seq)
+			return;
+	}
+	prod.received++;
+	prod.last_echo_seq = h.seq;
+	if (h.flags & FLAG_STOP || h.seq < prod.step_first_seq)
+		return;
+	if (prod.nsamples < prod.cap) {
+		double s2r = (t - h.sent_ns) / 2e3;
+
+		prod.send2recv[prod.nsamples] = s2r;
+		prod.supply2recv[prod.nsamples++] = (t - h.due_ns) / 2e3;
+		prod.bucket_sum += s2r;
+		prod.bucket_n++;
+		if (s2r > prod.bucket_max)
+			prod.bucket_max = s2r;
+	}
+	if (t - prod.bucket_start >= 100000000u)
+		flush_bucket(t);
+}
+
+/* Send one message stamped with its due time; -EAGAIN: not sent yet. */
+static int send_one(uint64_t seq, uint64_t due, uint32_t flags)
+{
+	struct feed_hdr *h = (struct feed_hdr *)prod.msg;
+	int ret;
+
+	h->seq = seq;
+	h->due_ns = due;
+	h->flags = flags;
+	h->sent_ns = now_ns();
+	ret = msga_pub_send(prod.ep.pub, prod.ep.topic, prod.msg, prod.o->size);
+	if (ret < 0)
+		return ret;
+	prod.sent++; /* ret = subscribers reached; the consumer is one */
+	return 0;
+}
+
+struct step_result {
+	long rate;
+	struct stats s2r, sup;
+	const char *failure; /* NULL if the step passed */
+};
+
+/* Run one rate step; sequence numbers continue across steps. */
+static struct step_result run_step(long rate, uint64_t *seq)
+{
+	const struct opts *o = prod.o;
+	struct step_result r = { .rate = rate };
+	uint64_t count = (uint64_t)(rate * o->duration);
+	uint64_t period = 1000000000u / rate;
+	uint64_t start = now_ns(), deadline_ns = (uint64_t)(o->deadline * 1e9);
+	uint64_t first = *seq, i = 0;
+
+	prod.nsamples = 0;
+	prod.step_first_seq = first;
+	prod.cur_rate = rate;
+	while (i < count) {
+		uint64_t due = start + i * period, t = now_ns();
+
+		msga_ctx_poll(prod.ep.ctx, 64);
+		if (prod.ep.peer_gone) {
+			r.failure = "consumer disconnected";
+			break;
+		}
+		if (t < due)
+			continue;
+		if (t - due > deadline_ns) {
+			r.failure = "producer fell behind its schedule";
+			break;
+		}
+		/* The oldest message not yet reflected was due at ...: */
+		if (prod.last_echo_seq + 1 < first + i &&
+		    t > start + (prod.last_echo_seq + 1 - first) * period +
+				deadline_ns && prod.last_echo_seq + 1 >= first) {
+			r.failure = "a message was not reflected within the deadline";
+			break;
+		}
+		if (send_one(first + i, due, 0) == 0)
+			i++;
+	}
+	*seq = first + i;
+	/* Every message of the step must be reflected within the deadline. */
+	for (uint64_t end = now_ns() + deadline_ns;
+	     !r.failure && prod.last_echo_seq + 1 < *seq;) {
+		msga_ctx_poll(prod.ep.ctx, 64);
+		if (now_ns() > end)
+			r.failure = "a message was not reflected within the deadline";
+	}
+	r.s2r = summarize(prod.send2recv, prod.nsamples);
+	r.sup = summarize(prod.supply2recv, prod.nsamples);
+	return r;
+}
+
+static void print_stats_row(const char *label, long rate, const struct stats *s)
+{
+	printf("%8ld  %-15s %9.2f %9.2f %9.2f %9.2f %9.2f %8ld\n", rate, label,
+	       s->mean, s->median, s->p99, s->max, s->stdev, s->n);
+}
+
+static void json_stats(FILE *f, const char *name, const struct stats *s)
+{
+	fprintf(f, "\"%s\": {\"mean_us\": %.3f, \"median_us\": %.3f, "
+		"\"p99_us\": %.3f, \"max_us\": %.3f, \"stdev_us\": %.3f, "
+		"\"count\": %ld}", name, s->mean, s->median, s->p99, s->max,
+		s->stdev, s->n);
+}
+
+static void stop_consumer(uint64_t seq)
+{
+	uint64_t end = now_ns() + 2000000000u;
+
+	while (send_one(seq, now_ns(), FLAG_STOP) == -EAGAIN && now_ns() < end)
+		msga_ctx_poll(prod.ep.ctx, 64);
+	while (prod.last_echo_seq < seq && now_ns() < end)
+		msga_ctx_poll(prod.ep.ctx, 64);
+}
+
+static int run_feed(const struct opts *o, struct side_usage *self)
+{
+	struct step_result res[256];
+	FILE *json = NULL;
+	uint64_t seq = 1, t0 = now_ns();
+	long max_ok = 0, nres = 0;
+
+	printf("# msga_feed: %zu B messages, %.1f s per step, deadline %.1f s\n",
+	       o->size, o->duration, o->deadline);
+	printf("%8s  %-15s %9s %9s %9s %9s %9s %8s\n", "rate", "latency",
+	       "mean[us]", "median", "p99", "max", "stdev", "count");
+	for (long rate = o->base; rate <= o->max_rate && nres < 256;
+	     rate += o->step) {
+		struct step_result r = run_step(rate, &seq);
+
+		res[nres++] = r;
+		print_stats_row("SendToReceive", rate, &r.s2r);
+		print_stats_row("SupplyToReceive", rate, &r.sup);
+		if (r.failure) {
+			printf("# failure at %ld msg/s: %s\n", rate, r.failure);
+			break;
+		}
+		max_ok = rate;
+	}
+	stop_consumer(seq);
+	flush_bucket(now_ns());
+	*self = usage_since(t0);
+	printf("# max rate without failure: %ld msg/s\n", max_ok);
+	if (o->json && (json = fopen(o->json, "w"))) {
+		fprintf(json, "{\"mode\": \"feed\", \"size\": %zu, "
+			"\"max_rate\": %ld, \"steps\": [", o->size, max_ok);
+		for (long k = 0; k < nres; k++) {
+			fprintf(json, "%s{\"rate\": %ld, \"failure\": %s%s%s, ",
+				k ? ", " : "", res[k].rate,
+				res[k].failure ? "\"" : "",
+				res[k].failure ? res[k].failure : "null",
+				res[k].failure ? "\"" : "");
+			json_stats(json, "send_to_receive", &res[k].s2r);
+			fputs(", ", json);
+			json_stats(json, "supply_to_receive", &res[k].sup);
+			fputc('}', json);
+		}
+		fprintf(json, "], ");
+		fclose(json);
+	}
+	return 0;
+}
+
+static int run_pingpong(const struct opts *o, struct side_usage *self)
+{
+	uint64_t seq = 1, t0 = now_ns();
+	long warm = o->iters / 10;
+	struct stats s;
+	FILE *json;
+
+	for (long i = -warm; i < o->iters; i++) {
+		uint64_t want = prod.received + 1, end;
+
+		prod.step_first_seq = i < 0 ? seq + 1 : 1; /* warm-up: no sample */
+		while (send_one(seq, now_ns(), 0) == -EAGAIN)
+			msga_ctx_poll(prod.ep.ctx, 16);
+		seq++;
+		for (end = now_ns() + 5000000000u; prod.received < want;) {
+			msga_ctx_poll(prod.ep.ctx, 16);
+			if (now_ns() > end || prod.ep.peer_gone)
+				die("%s", "echo lost or consumer gone");
+		}
+	}
+	stop_consumer(seq);
+	*self = usage_since(t0);
+	s = summarize(prod.send2recv, prod.nsamples);
+	printf("%-8s %-11s %-9s %-9s %-11s %-9s %-9s %-9s %-9s\n", "#bytes",
+	       "#iterations", "t_min", "t_max", "t_typical", "t_avg", "t_stdev",
+	       "99%", "99.9%");
+	printf("%-8zu %-11ld %-9.2f %-9.2f %-11.2f %-9.2f %-9.2f %-9.2f %-9.2f\n",
+	       o->size, s.n, s.min, s.max, s.median, s.mean, s.stdev, s.p99,
+	       s.p999);
+	if (o->json && (json = fopen(o->json, "w"))) {
+		fprintf(json, "{\"mode\": \"pingpong\", \"size\": %zu, "
+			"\"iterations\": %ld, \"t_min_us\": %.3f, "
+			"\"t_max_us\": %.3f, \"t_median_us\": %.3f, "
+			"\"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, "
+			"\"p99_us\": %.3f, \"p999_us\": %.3f, ", o->size, s.n,
+			s.min, s.max, s.median, s.mean, s.stdev, s.p99, s.p999);
+		fclose(json);
+	}
+	return 0;
+}
+
+static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
+{
+	struct side_usage self, peer = { -1, -1 };
+	long cap = o->pingpong ? o->iters :
+		   (long)((o->max_rate + 1) * o->duration) + 16;
+	FILE *rf, *json;
+	int status = 0, ret;
+
+	prod.o = o;
+	prod.cap = cap;
+	prod.msg = calloc(1, o->size);
+	prod.send2recv = calloc(cap, sizeof(double));
+	prod.supply2recv = calloc(cap, sizeof(double));
+	if (!prod.msg || !prod.send2recv || !prod.supply2recv)
+		die("%s", "out of memory");
+	if (o->series && !(prod.series = fopen(o->series, "w")))
+		die("cannot write %s", o->series);
+	open_endpoint(&prod.ep, o, o->port, o->port + 1, FEED_TOPIC, ECHO_TOPIC,
+		      on_echo);
+	connect_sub(&prod.ep, 30);
+	prod.run_start = prod.bucket_start = now_ns();
+	ret = o->pingpong ? run_pingpong(o, &self) : run_feed(o, &self);
+	close_endpoint(&prod.ep);
+	if (prod.series)
+		fclose(prod.series);
+	rf = fdopen(report_fd, "r");
+	if (rf && fscanf(rf, "%lf %ld", &peer.cpu_pct, &peer.peak_rss_kb) != 2)
+		peer.cpu_pct = -1;
+	waitpid(consumer, &status, 0);
+	printf("# sent %llu, reflected %llu, out of sequence %llu\n",
+	       (unsigned long long)prod.sent, (unsigned long long)prod.received,
+	       (unsigned long long)prod.dup_or_reordered);
+	printf("# producer: CPU %.1f%% of a core, peak RSS %ld kB\n",
+	       self.cpu_pct, self.peak_rss_kb);
+	printf("# consumer: CPU %.1f%% of a core, peak RSS %ld kB\n",
+	       peer.cpu_pct, peer.peak_rss_kb);
+	/* Close the JSON object that run_feed/run_pingpong started. */
+	if (o->json && (json = fopen(o->json, "a"))) {
+		fprintf(json, "\"producer\": {\"cpu_pct\": %.1f, "
+			"\"peak_rss_kb\": %ld}, \"consumer\": {\"cpu_pct\": %.1f, "
+			"\"peak_rss_kb\": %ld}}\n", self.cpu_pct,
+			self.peak_rss_kb, peer.cpu_pct, peer.peak_rss_kb);
+		fclose(json);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		die("%s", "the consumer process failed");
+	return ret;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(void)
+{
+	printf("usage: msga_feed [options] ADDRESS\n"
+	       "  ADDRESS           local IP of the RDMA device (both sides)\n"
+	       "  -d DEV            device name (default: by address)\n"
+	       "  -p PORT           producer port; consumer uses PORT+1 (18600)\n"
+	       "  -s SIZE           message bytes (232; >= 40)\n"
+	       "  --base RATE       first rate, msg/s (1000)\n"
+	       "  --step RATE       rate increment, msg/s (1000)\n"
+	       "  --max-rate RATE   stop stepping here (100000)\n"
+	       "  --duration SEC    seconds per step (2)\n"
+	       "  --deadline SEC    failure: not reflected within (1)\n"
+	       "  --pingpong        latency mode: one in flight, -n iterations\n"
+	       "  -n ITERS          ping-pong iterations (10000)\n"
+	       "  --json FILE       write results as JSON\n"
+	       "  --series FILE     write 'time rate mean max' per 100 ms\n");
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longs[] = {
+		{ "base", required_argument, NULL, 'B' },
+		{ "step", required_argument, NULL, 'S' },
+		{ "max-rate", required_argument, NULL, 'M' },
+		{ "duration", required_argument, NULL, 'T' },
+		{ "deadline", required_argument, NULL, 'L' },
+		{ "pingpong", no_argument, NULL, 'P' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "series", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .port = 18600, .size = 0, .base = 1000,
+			    .step = 1000, .max_rate = 100000, .duration = 2,
+			    .deadline = 1, .iters = 10000 };
+	opterr = 0; /* one line of our own, not getopt's */
+	while ((c = getopt_long(argc, argv, ":d:p:s:n:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->dev = optarg; break;
+		case 'p': o->port = parse_num(optarg, 1, 65534, "port"); break;
+		case 's': o->size = parse_num(optarg, sizeof(struct feed_hdr),
+					      MSGA_MSG_MAX, "size"); break;
+		case 'n': o->iters = parse_num(optarg, 10, 1e8, "-n"); break;
+		case 'B': o->base = parse_num(optarg, 1, 1e8, "--base"); break;
+		case 'S': o->step = parse_num(optarg, 1, 1e8, "--step"); break;
+		case 'M': o->max_rate = parse_num(optarg, 1, 1e8, "--max-rate"); break;
+		case 'T': o->duration = parse_num(optarg, 0.1, 3600, "--duration"); break;
+		case 'L': o->deadline = parse_num(optarg, 0.01, 60, "--deadline"); break;
+		case 'P': o->pingpong = 1; break;
+		case 'J': o->json = optarg; break;
+		case 'C': o->series = optarg; break;
+		case 'h': usage(); exit(0);
+		case ':':
+			fprintf(stderr, "msga_feed: option '%s' needs a value\n",
+				argv[optind - 1]);
+			exit(2);
+		default:
+			fprintf(stderr, "msga_feed: unknown option '%s' (see msga_feed -h)\n",
+				argv[optind - 1]);
+			exit(2);
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "msga_feed: expected one ADDRESS\n");
+		exit(2);
+	}
+	if (o->base > o->max_rate)
+		usage_error("--base (above --max-rate)", argv[optind]);
+	if (!o->size)
+		o->size = o->pingpong ? 64 : 232; /* perftest's / STAC-N1's */
+	o->addr = argv[optind];
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int fds[2];
+	pid_t pid;
+
+	parse_opts(argc, argv, &o);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pipe(fds))
+		die("%s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("%s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(run_consumer(&o, fds[1]));
+	}
+	close(fds[1]);
+	return run_producer(&o, pid, fds[0]);
+}
