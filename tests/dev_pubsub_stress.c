@@ -5,9 +5,9 @@
  * must arrive once, in order, with its checksum intact. Prints the rate
  * (informational; no timing assertion).
  *
- * Soft RDMA under emulation can be too slow for a million in a sane test
- * time, so publishing also stops after MSGA_STRESS_SECONDS (default 50);
- * the test then checks every message that was sent and logs how many.
+ * Publishing stops after MSGA_STRESS_SECONDS (default 300: soft RDMA under
+ * emulation has run this at 20k-200k msg/s) so a pathological slowdown
+ * ends the test instead of hanging it; falling short of the target fails.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ Test(pubsub_stress, million_messages_in_order, .timeout = 600)
 	struct msga_sub *sub = dp_sub(ctx, "s.*", &rec);
 	uint32_t t0, t1;
 	const uint64_t want = env_u64("MSGA_STRESS_COUNT", 1000000);
-	const uint64_t budget_ms = env_u64("MSGA_STRESS_SECONDS", 50) * 1000;
+	const uint64_t budget_ms = env_u64("MSGA_STRESS_SECONDS", 300) * 1000;
 	uint64_t start, ms, n;
 
 	cr_assert_eq(msga_pub_topic(pub, "s.0", &t0), 0);
@@ -55,6 +55,9 @@ Test(pubsub_stress, million_messages_in_order, .timeout = 600)
 	ms = dp_now_ms() - start;
 	for (int i = 0; i < 100; i++)
 		msga_ctx_poll(ctx, 64);
+	cr_expect_eq(n, want, "only %llu of %llu messages could be sent in %llu s",
+		     (unsigned long long)n, (unsigned long long)want,
+		     (unsigned long long)budget_ms / 1000);
 	cr_expect_eq(rec.total, n, "duplicates");
 	cr_expect_eq(rec.got[0][t0], (n + 1) / 2);
 	cr_expect_eq(rec.got[0][t1], n / 2);
@@ -62,6 +65,6 @@ Test(pubsub_stress, million_messages_in_order, .timeout = 600)
 	cr_log_info("%s: %llu x %d B delivered in order in %llu ms = %.0f msg/s%s",
 		    devtest_env()->dev, (unsigned long long)n, MSG,
 		    (unsigned long long)ms, ms ? n * 1000.0 / ms : 0.0,
-		    n < want ? " (STOPPED BY TIME BUDGET before the target)" : "");
+		    n < want ? " (stopped by the time budget)" : "");
 	msga_ctx_close(ctx);
 }
