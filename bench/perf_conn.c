@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf_conn.c - see perf_conn.h. The two connection paths share everything
+ * but the queue pair state changes: with the TCP exchange we drive
+ * INIT/RTR/RTS ourselves from the peer's QPN, PSN, LID and GID; with
+ * rdma_cm the library does it (and picks the GID). Receives are always
+ * posted before the peer may send, because iWARP has no RNR retry.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "perf_conn.h"
+
+#define CTRL_TIMEOUT_MS 10000
+#define MAX_RX_BYTES (64u << 20)
+
+int perf_fail(struct perf_ep *ep, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ep->err, sizeof(ep->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int perf_neg_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+const char *perf_transport_name(enum perf_transport t)
+{
+	static const char *const names[] = { "InfiniBand", "RoCE", "iWARP" };
+
+	return names[t];
+}
+
+void perf_params_from_opts(struct perf_params *p, const struct perf_opts *o,
+			   uint32_t max_size)
+{
+	memset(p, 0, sizeof(*p));
+	p->tool = o->tool;
+	p->conn = o->conn;
+	p->verb = o->verb;
+	p->use_cm = o->use_cm;
+	p->bidir = o->bidir;
+	p->events = o->events;
+	p->inline_size = o->inline_size;
+	p->tx_depth = o->tx_depth;
+	p->rx_depth = o->rx_depth;
+	p->cq_mod = o->cq_mod;
+	p->post_list = o->post_list;
+	p->max_size = max_size;
+	p->sample = o->sample;
+	p->rate = o->rate;
+}
+
+/* ---------------------------------------------------------- wire form */
+
+static void params_to_msg(const struct perf_params *p, struct perf_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = PERF_MSG_HELLO;
+	m->v[0] = (uint64_t)p->tool | (uint64_t)p->conn << 8 |
+		  (uint64_t)p->verb << 16 | (uint64_t)p->use_cm << 24 |
+		  (uint64_t)p->bidir << 25 | (uint64_t)p->events << 26;
+	m->v[1] = (uint32_t)p->inline_size | (uint64_t)p->tx_depth << 32;
+	m->v[2] = p->rx_depth | (uint64_t)p->cq_mod << 32;
+	m->v[3] = p->post_list | (uint64_t)p->max_size << 32;
+	m->v[4] = p->rate;
+	m->v[5] = p->sample;
+	m->v[6] = 0x4d534741; /* "MSGA": not some other protocol on the port */
+}
+
+static int msg_to_params(const struct perf_msg *m, struct perf_params *p)
+{
+	if (m->v[6] != 0x4d534741)
+		return -EPROTO;
+	p->tool = m->v[0] & 0xff;
+	p->conn = (m->v[0] >> 8) & 0xff;
+	p->verb = (m->v[0] >> 16) & 0xff;
+	p->use_cm = (m->v[0] >> 24) & 1;
+	p->bidir = (m->v[0] >> 25) & 1;
+	p->events = (m->v[0] >> 26) & 1;
+	p->inline_size = (int)(uint32_t)m->v[1];
+	p->tx_depth = (uint32_t)(m->v[1] >> 32);
+	p->rx_depth = (uint32_t)m->v[2];
+	p->cq_mod = (uint32_t)(m->v[2] >> 32);
+	p->post_list = (uint32_t)m->v[3];
+	p->max_size = (uint32_t)(m->v[3] >> 32);
+	p->rate = m->v[4];
+	p->sample = (uint32_t)m->v[5];
+	if (p->tool > PERF_TOOL_BW || p->conn > PERF_UD ||
+	    p->verb > PERF_WRITE_IMM || !p->tx_depth || p->tx_depth > 8192 ||
+	    !p->rx_depth || p->rx_depth > 8192 || !p->cq_mod ||
+	    p->cq_mod > p->tx_depth || !p->post_list ||
+	    p->post_list > p->tx_depth || !p->max_size ||
+	    p->max_size > PERF_MAX_SIZE || (p->rate && !p->sample))
+		return -EPROTO;
+	return 0;
+}
+
+/* ---------------------------------------------------------- resources */
+
+static int create_qp(struct perf_ep *ep, struct ibv_qp_init_attr *qia)
+{
+	/* Ask for the inline size wanted; shrink until the device agrees. */
+	int want = ep->prm.inline_size >= 0 ? ep->prm.inline_size : 512;
+
+	for (;;) {
+		qia->cap.max_inline_data = (uint32_t)want;
+		if (ep->cm_id) {
+			if (!rdma_create_qp(ep->cm_id, ep->pd, qia)) {
+				ep->qp = ep->cm_id->qp;
+				break;
+			}
+		} else {
+			ep->qp = ibv_create_qp(ep->pd, qia);
+			if (ep->qp)
+				break;
+		}
+		if (want == 0 || ep->prm.inline_size >= 0)
+			return perf_fail(ep, perf_neg_errno(),
+				    "cannot create a %s queue pair (depth %u/%u, inline %d) on %s: %s",
+				    perf_conn_name(ep->prm.conn), ep->prm.tx_depth,
+				    ep->prm.rx_depth, want, ep->dev_name,
+				    strerror(errno));
+		want = want > 32 ? want / 2 : 0;
+	}
+	ep->max_inline = qia->cap.max_inline_data;
+	return 0;
+}
+
+static int alloc_buffer(struct perf_ep *ep)
+{
+	const struct perf_params *p = &ep->prm;
+	int recv_side = p->verb == PERF_SEND || p->verb == PERF_WRITE_IMM;
+	size_t slot;
+
+	ep->data_off = p->conn == PERF_UD ? PERF_UD_GRH : 0;
+	slot = ((size_t)p->max_size + ep->data_off + 63) & ~(size_t)63;
+	ep->slot = slot;
+	ep->rx_slots = 1;
+	if (recv_side) {
+		/* Content matters only for --rate; big sizes may share slots. */
+		ep->rx_slots = p->rx_depth;
+		if ((size_t)ep->rx_slots * slot > MAX_RX_BYTES)
+			ep->rx_slots = (uint32_t)(MAX_RX_BYTES / slot) ?: 1;
+	}
+	ep->tx_slots = p->rate ? p->tx_depth : 1;
+	/* Last 64 bytes: the credit word the peer writes (see perf_credit). */
+	ep->credit_off = (size_t)(ep->rx_slots + ep->tx_slots) * slot;
+	ep->buf_len = ep->credit_off + 64;
+	ep->buf = aligned_alloc(4096, (ep->buf_len + 4095) & ~(size_t)4095);
+	if (!ep->buf)
+		return perf_fail(ep, -ENOMEM, "cannot allocate %zu bytes",
+			    ep->buf_len);
+	memset(ep->buf, 0, ep->buf_len);
+	/* iWARP: an RDMA READ sink must allow remote write. */
+	ep->mr = ibv_reg_mr(ep->pd, ep->buf, ep->buf_len,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ);
+	if (!ep->mr)
+		return perf_fail(ep, perf_neg_errno(), "ibv_reg_mr(%zu bytes) failed: %s",
+			    ep->buf_len, strerror(errno));
+	return 0;
+}
+
+static int create_resources(struct perf_ep *ep)
+{
+	const struct perf_params *p = &ep->prm;
+	static const enum ibv_qp_type qpt[] = { IBV_QPT_RC, IBV_QPT_UC,
+						 IBV_QPT_UD };
+	struct ibv_qp_init_attr qia = {
+		.qp_type = qpt[p->conn],
+		.sq_sig_all = 0,
+		.cap = { .max_send_wr = p->tx_depth, .max_recv_wr = p->rx_depth,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int ret;
+
+	ep->pd = ibv_alloc_pd(ep->verbs);
+	if (!ep->pd)
+		return perf_fail(ep, perf_neg_errno(), "ibv_alloc_pd(%s) failed", ep->dev_name);
+	if (p->events) {
+		ep->chan = ibv_create_comp_channel(ep->verbs);
+		if (!ep->chan)
+			return perf_fail(ep, perf_neg_errno(), "ibv_create_comp_channel failed");
+	}
+	ep->scq = ibv_create_cq(ep->verbs, (int)p->tx_depth, NULL, ep->chan, 0);
+	ep->rcq = ibv_create_cq(ep->verbs, (int)p->rx_depth, NULL, ep->chan, 0);
+	if (!ep->scq || !ep->rcq)
+		return perf_fail(ep, perf_neg_errno(), "ibv_create_cq failed: %s",
+			    strerror(errno));
+	qia.send_cq = ep->scq;
+	qia.recv_cq = ep->rcq;
+	ret = alloc_buffer(ep);
+	if (!ret)
+		ret = create_qp(ep, &qia);
+	return ret;
+}
+
+/* Receives go up before the peer may send (iWARP: no RNR retry). */
+static int post_all_recvs(struct perf_ep *ep)
+{
+	if (ep->prm.verb != PERF_SEND && ep->prm.verb != PERF_WRITE_IMM)
+		return 0;
+	for (uint32_t i = 0; i < ep->prm.rx_depth; i++) {
+		int ret = perf_post_recv(ep, i % ep->rx_slots);
+
+		if (ret)
+			return perf_fail(ep, ret, "ibv_post_recv failed");
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- TCP exchange */
+
+static int qp_init(struct perf_ep *ep)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = ep->port,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	if (ep->prm.conn == PERF_UD) {
+		a.qkey = PERF_QKEY;
+		mask |= IBV_QP_QKEY;
+	} else {
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				    (ep->prm.conn == PERF_RC ?
+				     IBV_ACCESS_REMOTE_READ : 0);
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	return ibv_modify_qp(ep->qp, &a, mask) ?
+	       perf_fail(ep, perf_neg_errno(), "queue pair to INIT failed: %s",
+		    strerror(errno)) : 0;
+}
+
+static void fill_ah(struct perf_ep *ep, struct ibv_ah_attr *ah,
+		    const struct perf_msg *peer)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->dlid = (uint16_t)peer->v[2];
+	ah->port_num = ep->port;
+	if (ep->transport == PERF_TR_ROCE || ep->lid == 0) {
+		ah->is_global = 1;
+		memcpy(ah->grh.dgid.raw, peer->gid, 16);
+		ah->grh.sgid_index = (uint8_t)ep->gid_idx;
+		ah->grh.hop_limit = 64;
+	}
+}
+
+static int qp_rtr_rts(struct perf_ep *ep, const struct perf_msg *peer)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	int mask = IBV_QP_STATE, ret;
+	enum ibv_mtu pm = (enum ibv_mtu)peer->v[5];
+
+	if (ep->prm.conn != PERF_UD) {
+		a.path_mtu = pm < ep->mtu ? pm : ep->mtu;
+		a.dest_qp_num = (uint32_t)peer->v[0];
+		a.rq_psn = (uint32_t)peer->v[1];
+		fill_ah(ep, &a.ah_attr, peer);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+		if (ep->prm.conn == PERF_RC) {
+			a.max_dest_rd_atomic = (uint8_t)ep->rd_atom;
+			a.min_rnr_timer = 1;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	if (ibv_modify_qp(ep->qp, &a, mask))
+		return perf_fail(ep, perf_neg_errno(), "queue pair to RTR failed: %s",
+			    strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = ep->psn;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (ep->prm.conn == PERF_RC) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = (uint8_t)ep->rd_atom;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	ret = ibv_modify_qp(ep->qp, &a, mask);
+	return ret ? perf_fail(ep, -ret, "queue pair to RTS failed: %s",
+			  strerror(ret)) : 0;
+}
+
+static int make_ah(struct perf_ep *ep, const struct perf_msg *peer)
+{
+	struct ibv_ah_attr aa;
+
+	if (ep->prm.conn != PERF_UD)
+		return 0;
+	fill_ah(ep, &aa, peer);
+	ep->ah = ibv_create_ah(ep->pd, &aa);
+	return ep->ah ? 0 : perf_fail(ep, perf_neg_errno(), "ibv_create_ah failed: %s",
+				 strerror(errno));
+}
+
+/* Both sides send their QPINFO, then read the peer's. */
+static int exchange_qpinfo(struct perf_ep *ep, struct perf_msg *peer)
+{
+	struct perf_msg m = { .type = PERF_MSG_QPINFO };
+	int ret;
+
+	m.v[0] = ep->qp->qp_num;
+	m.v[1] = ep->psn;
+	m.v[2] = ep->lid;
+	m.v[3] = (uintptr_t)ep->buf;
+	m.v[4] = ep->mr->rkey;
+	m.v[5] = ep->mtu;
+	m.v[6] = ep->buf_len;
+	m.v[7] = ep->credit_off;
+	memcpy(m.gid, ep->gid.raw, 16);
+	ret = perf_ctrl_send(&ep->ctrl, &m);
+	if (!ret)
+		ret = perf_ctrl_expect(&ep->ctrl, PERF_MSG_QPINFO, peer,
+				       CTRL_TIMEOUT_MS);
+	if (ret)
+		return perf_fail(ep, ret, "queue pair exchange with the peer failed: %s",
+			    strerror(-ret));
+	ep->rqpn = (uint32_t)peer->v[0];
+	ep->raddr = peer->v[3];
+	ep->rkey = (uint32_t)peer->v[4];
+	ep->rcredit = peer->v[3] + peer->v[7];
+	return 0;
+}
+
+static int connect_tcp(struct perf_ep *ep)
+{
+	struct perf_msg peer;
+	int ret = qp_init(ep);
+
+	if (!ret)
+		ret = post_all_recvs(ep);
+	if (!ret)
+		ret = exchange_qpinfo(ep, &peer);
+	if (!ret)
+		ret = qp_rtr_rts(ep, &peer);
+	if (!ret)
+		ret = make_ah(ep, &peer);
+	return ret;
+}
+
+/* ---------------------------------------------------------- rdma_cm */
+
+static void cm_param(struct perf_ep *ep, struct rdma_conn_param *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = (uint8_t)ep->rd_atom;
+	cp->initiator_depth = (uint8_t)ep->rd_atom;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;
+}
+
+/* Resources on the device rdma_cm chose for id. */
+static int cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
+			const char *local)
+{
+	uint8_t ip4[4];
+	const uint8_t *p4;
+	int ret;
+
+	ep->cm_id = id;
+	ep->verbs = id->verbs;
+	snprintf(ep->dev_name, sizeof(ep->dev_name), "%s",
+		 ibv_get_device_name(id->verbs->device));
+	ep->port = id->port_num ? id->port_num : 1;
+	perf_local_ip4(local, ip4, &p4);
+	ret = perf_dev_query(ep, p4);
+	if (!ret)
+		ret = perf_dev_check(ep);
+	if (!ret)
+		ret = create_resources(ep);
+	if (!ret)
+		ret = post_all_recvs(ep);
+	return ret;
+}
+
+static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	struct rdma_conn_param cp;
+	struct rdma_cm_id *id;
+	int ret = perf_numeric_addr(ep, addr, port, &ss);
+
+	if (ret)
+		return ret;
+	ep->cm_ch = rdma_create_event_channel();
+	if (!ep->cm_ch || rdma_create_id(ep->cm_ch, &id, ep, RDMA_PS_TCP))
+		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
+	ep->cm_id = id;
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 2000))
+		return perf_fail(ep, perf_neg_errno(), "rdma_resolve_addr(%s) failed", addr);
+	ret = perf_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+	if (!ret && rdma_resolve_route(id, 2000))
+		ret = perf_fail(ep, perf_neg_errno(), "rdma_resolve_route failed");
+	if (!ret)
+		ret = perf_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+	if (!ret)
+		ret = cm_resources(ep, id, NULL);
+	if (ret)
+		return ret;
+	cm_param(ep, &cp);
+	if (rdma_connect(id, &cp))
+		return perf_fail(ep, perf_neg_errno(), "rdma_connect failed");
+	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
+}
+
+static int cm_listen(struct perf_ep *ep, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	const char *bind = ep->opts->bind_addr ? ep->opts->bind_addr : "0.0.0.0";
+	int ret = perf_numeric_addr(ep, bind, 0, &ss);
+
+	if (ret)
+		return ret;
+	ep->cm_ch = rdma_create_event_channel();
+	if (!ep->cm_ch ||
+	    rdma_create_id(ep->cm_ch, &ep->cm_listen, ep, RDMA_PS_TCP))
+		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
+	if (rdma_bind_addr(ep->cm_listen, (struct sockaddr *)&ss) ||
+	    rdma_listen(ep->cm_listen, 1))
+		return perf_fail(ep, perf_neg_errno(), "rdma_cm listen on %s failed: %s",
+			    bind, strerror(errno));
+	*port = ntohs(rdma_get_src_port(ep->cm_listen));
+	return 0;
+}
+
+static int cm_accept(struct perf_ep *ep)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	uint8_t init_depth;
+	int ret = perf_cm_wait(ep, RDMA_CM_EVENT_CONNECT_REQUEST, &ev);
+
+	if (ret)
+		return ret;
+	init_depth = ev->param.conn.initiator_depth;
+	ret = cm_resources(ep, ev->id, ep->opts->bind_addr);
+	rdma_ack_cm_event(ev);
+	if (ret)
+		return ret;
+	cm_param(ep, &cp);
+	if (cp.responder_resources > init_depth)
+		cp.responder_resources = init_depth;
+	if (rdma_accept(ep->cm_id, &cp))
+		return perf_fail(ep, perf_neg_errno(), "rdma_accept failed");
+	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
+}
+
+/* ---------------------------------------------------------- sessions */
+
+/* Open the device by name and check it can run the test. */
+static int open_checked(struct perf_ep *ep, const char *addr, int resolve)
+{
+	uint8_t ip4[4];
+	const uint8_t *p4;
+	int ret;
+
+	perf_local_ip4(resolve ? NULL : addr, ip4, &p4);
+	ret = perf_dev_open(ep);
+	if (!ret)
+		ret = perf_dev_query(ep, p4);
+	if (!ret)
+		ret = perf_dev_check(ep);
+	return ret;
+}
+
+static int open_tcp_mode(struct perf_ep *ep, const char *addr, int resolve)
+{
+	int ret = open_checked(ep, addr, resolve);
+
+	return ret ? ret : create_resources(ep);
+}
+
+static void init_ep(struct perf_ep *ep, const struct perf_opts *o,
+		    int is_server)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->opts = o;
+	ep->is_server = is_server;
+	ep->ctrl.fd = -1;
+	ep->psn = (uint32_t)(perf_mono_ns() & 0xffffff);
+}
+
+static int client_hello(struct perf_ep *ep, struct perf_msg *welcome)
+{
+	const struct perf_opts *o = ep->opts;
+	struct perf_msg m;
+	int ret = perf_ctrl_connect(&ep->ctrl, o->server, o->tcp_port, 5000);
+
+	if (ret)
+		return perf_fail(ep, ret, "cannot reach a server at %s port %u: %s",
+			    o->server, o->tcp_port, strerror(-ret));
+	params_to_msg(&ep->prm, &m);
+	ret = perf_ctrl_send(&ep->ctrl, &m);
+	if (ret)
+		return perf_fail(ep, ret, "sending parameters failed: %s",
+			    strerror(-ret));
+	ret = perf_ctrl_expect(&ep->ctrl, PERF_MSG_WELCOME, welcome,
+			       CTRL_TIMEOUT_MS);
+	if (ret == -EPROTO || welcome->status)
+		return perf_fail(ep, -ECONNREFUSED, "server refused: %s",
+			    welcome->text[0] ? welcome->text : strerror(-ret));
+	return ret ? perf_fail(ep, ret, "no welcome from the server: %s",
+			  strerror(-ret)) : 0;
+}
+
+int perf_client_open(struct perf_ep *ep, const struct perf_opts *o,
+		     uint32_t max_size)
+{
+	struct perf_msg welcome;
+	int ret;
+
+	init_ep(ep, o, 0);
+	perf_params_from_opts(&ep->prm, o, max_size);
+	ret = perf_dev_choose(ep, o->server, 1);
+	if (ret)
+		return ret;
+	/* Learn the transport first: it decides rdma_cm and what is legal. */
+	ret = open_checked(ep, o->server, 1);
+	if (ret)
+		return ret;
+	if (ep->transport == PERF_TR_IWARP)
+		ep->prm.use_cm = 1;
+	if (ep->prm.use_cm) {
+		/* rdma_cm opens its own device context; keep the checked prm. */
+		struct perf_params prm = ep->prm;
+
+		perf_ep_close(ep);
+		init_ep(ep, o, 0);
+		ep->prm = prm;
+	} else if ((ret = create_resources(ep))) {
+		return ret;
+	}
+	ret = client_hello(ep, &welcome);
+	if (ret)
+		return ret;
+	if (ep->prm.use_cm) {
+		struct perf_msg peer;
+
+		ret = cm_client(ep, o->server, (uint16_t)welcome.v[0]);
+		return ret ? ret : exchange_qpinfo(ep, &peer);
+	}
+	return connect_tcp(ep);
+}
+
+static int server_setup(struct perf_ep *ep)
+{
+	const struct perf_opts *o = ep->opts;
+	struct perf_msg w = { .type = PERF_MSG_WELCOME };
+	uint16_t cm_port = 0;
+	int ret;
+
+	if (ep->prm.use_cm)
+		ret = cm_listen(ep, &cm_port);
+	else if (!(ret = perf_dev_choose(ep, o->bind_addr, 0)))
+		ret = open_tcp_mode(ep, o->bind_addr, 0);
+	if (ret) {
+		size_t l = strnlen(ep->err, sizeof(w.text) - 1);
+
+		w.status = ret;
+		memcpy(w.text, ep->err, l);
+	}
+	w.v[0] = cm_port;
+	if (perf_ctrl_send(&ep->ctrl, &w) && !ret)
+		ret = perf_fail(ep, -ECONNRESET, "client went away");
+	if (ret)
+		return ret;
+	if (ep->prm.use_cm) {
+		struct perf_msg peer;
+
+		ret = cm_accept(ep);
+		return ret ? ret : exchange_qpinfo(ep, &peer);
+	}
+	return connect_tcp(ep);
+}
+
+int perf_server_open(struct perf_ep *ep, const struct perf_opts *o,
+		     struct perf_ctrl *ctrl)
+{
+	struct perf_msg m;
+	int ret;
+
+	init_ep(ep, o, 1);
+	ep->ctrl = *ctrl;
+	ctrl->fd = -1;
+	ret = perf_ctrl_expect(&ep->ctrl, PERF_MSG_HELLO, &m, CTRL_TIMEOUT_MS);
+	if (!ret)
+		ret = msg_to_params(&m, &ep->prm);
+	if (ret)
+		return perf_fail(ep, ret, "bad or missing parameters from the client: %s",
+			    strerror(-ret));
+	return server_setup(ep);
+}
+
+void perf_ep_close(struct perf_ep *ep)
+{
+	if (ep->cm_id && ep->qp)
+		rdma_disconnect(ep->cm_id);
+	if (ep->ah)
+		ibv_destroy_ah(ep->ah);
+	if (ep->cm_id && ep->qp)
+		rdma_destroy_qp(ep->cm_id);
+	else if (ep->qp)
+		ibv_destroy_qp(ep->qp);
+	if (ep->mr)
+		ibv_dereg_mr(ep->mr);
+	free(ep->buf);
+	if (ep->scq)
+		ibv_destroy_cq(ep->scq);
+	if (ep->rcq)
+		ibv_destroy_cq(ep->rcq);
+	if (ep->chan)
+		ibv_destroy_comp_channel(ep->chan);
+	if (ep->pd)
+		ibv_dealloc_pd(ep->pd);
+	if (ep->cm_id)
+		rdma_destroy_id(ep->cm_id);
+	else if (ep->verbs)
+		ibv_close_device(ep->verbs);
+	if (ep->cm_listen)
+		rdma_destroy_id(ep->cm_listen);
+	if (ep->cm_ch)
+		rdma_destroy_event_channel(ep->cm_ch);
+	perf_ctrl_close(&ep->ctrl);
+	ep->qp = NULL;
+	ep->cm_id = NULL;
+	ep->verbs = NULL;
+	ep->buf = NULL;
+	ep->mr = NULL;
+	ep->pd = NULL;
+	ep->scq = ep->rcq = NULL;
+	ep->chan = NULL;
+	ep->cm_listen = NULL;
+	ep->cm_ch = NULL;
+	ep->ah = NULL;
+}

@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_lat and rdma_bw end to end on the device under test: a server bound
+ * to MSGA_TEST_ADDR and a client, both spawned as processes with time
+ * limits. Checks that every verb runs, that --json parses and its numbers
+ * agree with each other and with the command line, that iWARP refuses
+ * what it cannot do, that a server outlives a client killed mid-run, and
+ * that a bad option is one line on stderr and exit status 2. No timing
+ * thresholds: soft RDMA latency varies too much from run to run.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+
+#ifndef MSGA_BENCH_DIR
+#error "MSGA_BENCH_DIR must name the directory with rdma_lat and rdma_bw"
+#endif
+
+#define OUT_MAX (256 * 1024)
+#define TOOL_TIMEOUT_S 120
+
+/* ------------------------------------------------------------ processes */
+
+struct proc {
+	pid_t pid;
+	int out_fd, err_fd;
+	char *out, *err;
+	size_t out_len, err_len;
+	int status; /* exit status, or 128 + signal */
+};
+
+static void tool_path(char *buf, size_t len, const char *tool)
+{
+	snprintf(buf, len, "%s/%s", MSGA_BENCH_DIR, tool);
+}
+
+static void proc_start(struct proc *p, const char *const *argv)
+{
+	int out[2], err[2];
+	char path[512];
+
+	memset(p, 0, sizeof(*p));
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(err, O_CLOEXEC), 0);
+	tool_path(path, sizeof(path), argv[0]);
+	p->pid = fork();
+	cr_assert_geq(p->pid, 0, "fork: %s", strerror(errno));
+	if (p->pid == 0) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	p->out_fd = out[0];
+	p->err_fd = err[0];
+	p->out = calloc(1, OUT_MAX + 1);
+	p->err = calloc(1, OUT_MAX + 1);
+	cr_assert(p->out && p->err);
+}
+
+static void drain(int *fd, char *buf, size_t *len)
+{
+	ssize_t n;
+
+	if (*fd < 0)
+		return;
+	n = read(*fd, buf + *len, OUT_MAX - *len);
+	if (n > 0) {
+		*len += (size_t)n;
+		return;
+	}
+	if (n == 0 || *len >= OUT_MAX) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Collect output until the process exits; kill it after timeout_s. */
+static void proc_wait(struct proc *p, int timeout_s)
+{
+	time_t deadline = time(NULL) + timeout_s;
+	int st;
+
+	while (p->out_fd >= 0 || p->err_fd >= 0) {
+		struct pollfd pfd[2] = {
+			{ .fd = p->out_fd, .events = POLLIN },
+			{ .fd = p->err_fd, .events = POLLIN },
+		};
+
+		if (time(NULL) > deadline) {
+			kill(p->pid, SIGKILL);
+			cr_log_error("%s timed out after %d s", "tool", timeout_s);
+			deadline = time(NULL) + 5;
+		}
+		if (poll(pfd, 2, 500) > 0) {
+			if (pfd[0].revents)
+				drain(&p->out_fd, p->out, &p->out_len);
+			if (pfd[1].revents)
+				drain(&p->err_fd, p->err, &p->err_len);
+		}
+	}
+	waitpid(p->pid, &st, 0);
+	p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void proc_free(struct proc *p)
+{
+	free(p->out);
+	free(p->err);
+}
+
+static int next_port(void)
+{
+	static int n;
+
+	return 19000 + (int)(getpid() % 500) * 8 + n++;
+}
+
+/* argv helpers: a server bound to the test address, a client to it. */
+#define MAXARG 40
+
+struct args {
+	const char *v[MAXARG];
+	int n;
+	char port[16];
+};
+
+static void args_add(struct args *a, const char *s)
+{
+	cr_assert_lt(a->n, MAXARG - 1);
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+static void args_list(struct args *a, const char *const *extra)
+{
+	for (; extra && *extra; extra++)
+		args_add(a, *extra);
+}
+
+static void server_args(struct args *a, const char *tool, int port,
+			const char *const *extra)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->port, sizeof(a->port), "%d", port);
+	args_add(a, tool);
+	args_add(a, "-B");
+	args_add(a, devtest_env()->addr);
+	args_add(a, "-p");
+	args_add(a, a->port);
+	args_list(a, extra);
+}
+
+static void client_args(struct args *a, const char *tool, int port,
+			const char *const *extra)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->port, sizeof(a->port), "%d", port);
+	args_add(a, tool);
+	args_add(a, "-p");
+	args_add(a, a->port);
+	args_list(a, extra);
+	args_add(a, devtest_env()->addr);
+}
+
+/*
+ * Run one server (--once) and one client; both must exit 0. The client's
+ * stdout is left in *client for the caller.
+ */
+static void run_pair(const char *tool, const char *const *sv_extra,
+		     const char *const *cl_extra, struct proc *client)
+{
+	static const char *const once[] = { "--once", NULL };
+	struct args sa, ca;
+	struct proc server;
+	int port = next_port();
+
+	server_args(&sa, tool, port, sv_extra ? sv_extra : once);
+	if (sv_extra)
+		args_add(&sa, "--once");
+	client_args(&ca, tool, port, cl_extra);
+	proc_start(&server, sa.v);
+	proc_start(client, ca.v);
+	proc_wait(client, TOOL_TIMEOUT_S);
+	proc_wait(&server, 30);
+	cr_assert_eq(client->status, 0, "client exit %d; stderr: %s; server stderr: %s",
+		     client->status, client->err, server.err);
+	cr_assert_eq(server.status, 0, "server exit %d; stderr: %s",
+		     server.status, server.err);
+	proc_free(&server);
+}
+
+/* ------------------------------------------------------------ tiny JSON */
+
+/*
+ * Just enough JSON for the tools' own output: a validating recursive
+ * descent parser that records every scalar under a dotted path, e.g.
+ * "results.0.t_min_us" or "device".
+ */
+#define JMAX 4096
+
+struct jfield {
+	char path[96];
+	char str[64];
+	double num;
+	int is_num;
+};
+
+struct json {
+	const char *p;
+	struct jfield f[JMAX];
+	int n;
+	int ok;
+};
+
+static void jws(struct json *j)
+{
+	while (isspace((unsigned char)*j->p))
+		j->p++;
+}
+
+static int jvalue(struct json *j, const char *path);
+
+static int jstring(struct json *j, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (*j->p != '"')
+		return -1;
+	for (j->p++; *j->p && *j->p != '"'; j->p++) {
+		if (*j->p == '\\') {
+			j->p++;
+			if (!*j->p)
+				return -1;
+		}
+		if ((unsigned char)*j->p < 0x20)
+			return -1;
+		if (n + 1 < len)
+			out[n++] = *j->p;
+	}
+	if (*j->p != '"')
+		return -1;
+	j->p++;
+	out[n] = '\0';
+	return 0;
+}
+
+static struct jfield *jadd(struct json *j, const char *path)
+{
+	struct jfield *f;
+
+	if (j->n >= JMAX)
+		return NULL;
+	f = &j->f[j->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	return f;
+}
+
+static int jcontainer(struct json *j, const char *path, int object)
+{
+	char close = object ? '}' : ']';
+	int idx = 0;
+
+	j->p++;
+	jws(j);
+	if (*j->p == close) {
+		j->p++;
+		return 0;
+	}
+	for (;;) {
+		char key[64], sub[96];
+
+		jws(j);
+		if (object) {
+			if (jstring(j, key, sizeof(key)))
+				return -1;
+			jws(j);
+			if (*j->p++ != ':')
+				return -1;
+		} else {
+			snprintf(key, sizeof(key), "%d", idx++);
+		}
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+		if (jvalue(j, sub))
+			return -1;
+		jws(j);
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (*j->p++ != close)
+			return -1;
+		return 0;
+	}
+}
+
+static int jnumber(struct json *j, const char *path)
+{
+	struct jfield *f;
+	char *end;
+	double d;
+
+	/* JSON numbers: no leading '+', no hex, no inf/nan. */
+	if (*j->p != '-' && !isdigit((unsigned char)*j->p))
+		return -1;
+	d = strtod(j->p, &end);
+	if (end == j->p || !isfinite(d))
+		return -1;
+	for (const char *c = j->p; c < end; c++)
+		if (!strchr("0123456789+-.eE", *c))
+			return -1;
+	j->p = end;
+	f = jadd(j, path);
+	if (f) {
+		f->num = d;
+		f->is_num = 1;
+	}
+	return 0;
+}
+
+static int jvalue(struct json *j, const char *path)
+{
+	jws(j);
+	if (*j->p == '{' || *j->p == '[')
+		return jcontainer(j, path, *j->p == '{');
+	if (*j->p == '"') {
+		struct jfield *f = jadd(j, path);
+		char tmp[64];
+
+		return jstring(j, f ? f->str : tmp, f ? sizeof(f->str) : sizeof(tmp));
+	}
+	if (!strncmp(j->p, "true", 4) || !strncmp(j->p, "null", 4)) {
+		j->p += 4;
+		return 0;
+	}
+	if (!strncmp(j->p, "false", 5)) {
+		j->p += 5;
+		return 0;
+	}
+	return jnumber(j, path);
+}
+
+static struct json *json_parse(const char *text)
+{
+	struct json *j = calloc(1, sizeof(*j));
+
+	cr_assert_not_null(j);
+	j->p = text;
+	j->ok = jvalue(j, "") == 0;
+	jws(j);
+	j->ok = j->ok && *j->p == '\0';
+	cr_assert(j->ok, "output is not valid JSON near '%.40s': %s", j->p, text);
+	return j;
+}
+
+static struct jfield *jget(struct json *j, const char *path)
+{
+	for (int i = 0; i < j->n; i++)
+		if (!strcmp(j->f[i].path, path))
+			return &j->f[i];
+	return NULL;
+}
+
+static double jnum(struct json *j, int row, const char *key)
+{
+	char path[96];
+	struct jfield *f;
+
+	snprintf(path, sizeof(path), "results.%d.%s", row, key);
+	f = jget(j, path);
+	cr_assert(f && f->is_num, "JSON has no number %s", path);
+	return f->num;
+}
+
+static const char *jstr(struct json *j, const char *path)
+{
+	struct jfield *f = jget(j, path);
+
+	cr_assert(f && !f->is_num, "JSON has no string %s", path);
+	return f->str;
+}
+
+static int jrows(struct json *j)
+{
+	int rows = 0;
+	char path[96];
+
+	for (;; rows++) {
+		snprintf(path, sizeof(path), "results.%d.bytes", rows);
+		if (!jget(j, path))
+			return rows;
+	}
+}
+
+/* ------------------------------------------------------------ checks */
+
+static int is_iwarp(void)
+{
+	return !strcmp(devtest_env()->transport, "iWARP");
+}
+
+static void check_header(struct json *j, const char *tool, const char *conn,
+			 const char *verb)
+{
+	cr_expect_str_eq(jstr(j, "tool"), tool);
+	cr_expect_str_eq(jstr(j, "device"), devtest_env()->dev);
+	cr_expect_str_eq(jstr(j, "transport"), devtest_env()->transport);
+	cr_expect_str_eq(jstr(j, "connection"), conn);
+	cr_expect_str_eq(jstr(j, "verb"), verb);
+	if (is_iwarp())
+		cr_expect_str_eq(jstr(j, "cm"), "rdma_cm",
+				 "iWARP must connect through rdma_cm");
+}
+
+static void check_lat_row(struct json *j, int row, double bytes,
+			  double iters)
+{
+	double min = jnum(j, row, "t_min_us"), med = jnum(j, row, "t_median_us");
+	double p99 = jnum(j, row, "p99_us"), p999 = jnum(j, row, "p999_us");
+	double p9999 = jnum(j, row, "p9999_us"), max = jnum(j, row, "t_max_us");
+	double avg = jnum(j, row, "t_avg_us"), sd = jnum(j, row, "t_stdev_us");
+
+	cr_expect_eq(jnum(j, row, "bytes"), bytes);
+	if (iters > 0)
+		cr_expect_eq(jnum(j, row, "iterations"), iters);
+	cr_expect_gt(min, 0.0, "a latency of zero is a clock bug");
+	cr_expect(min <= med && med <= p99 && p99 <= p999 && p999 <= p9999 &&
+		  p9999 <= max, "order: min %.3f median %.3f p99 %.3f p99.9 %.3f "
+		  "p99.99 %.3f max %.3f", min, med, p99, p999, p9999, max);
+	cr_expect(min <= avg && avg <= max, "avg %.3f outside [%.3f, %.3f]",
+		  avg, min, max);
+	cr_expect(sd >= 0.0 && sd <= max - min, "stdev %.3f", sd);
+}
+
+static void lat_json_case(const char *const *extra, const char *conn,
+			  const char *verb)
+{
+	const char *cl[MAXARG] = { "--json", "-n", "300", "-s", "64" };
+	struct proc c;
+	struct json *j;
+	int n = 5;
+
+	for (; extra && *extra; extra++)
+		cl[n++] = *extra;
+	cl[n] = NULL;
+	run_pair("rdma_lat", NULL, cl, &c);
+	j = json_parse(c.out);
+	check_header(j, "rdma_lat", conn, verb);
+	cr_expect_eq(jrows(j), 1);
+	check_lat_row(j, 0, 64, 300);
+	free(j);
+	proc_free(&c);
+}
+
+/* Run a client that must be refused: exit 2, exactly one stderr line. */
+static void expect_usage_error(const char *tool, const char *const *extra,
+			       const char *word, int with_server)
+{
+	struct args sa, ca;
+	struct proc s, c;
+	int port = next_port();
+
+	server_args(&sa, tool, port, (const char *const[]){ "--once", NULL });
+	client_args(&ca, tool, port, extra);
+	if (with_server)
+		proc_start(&s, sa.v);
+	proc_start(&c, ca.v);
+	proc_wait(&c, TOOL_TIMEOUT_S);
+	if (with_server) {
+		kill(s.pid, SIGTERM);
+		proc_wait(&s, 10);
+		proc_free(&s);
+	}
+	cr_expect_eq(c.status, 2, "exit %d, stderr: %s", c.status, c.err);
+	cr_expect_eq(c.out_len, 0, "stdout: %s", c.out);
+	cr_expect(c.err_len > 0 && strchr(c.err, '\n') == c.err + c.err_len - 1,
+		  "stderr is not exactly one line: '%s'", c.err);
+	cr_expect(!strncmp(c.err, tool, strlen(tool)) &&
+		  !strncmp(c.err + strlen(tool), ": ", 2),
+		  "stderr does not start '%s: ': %s", tool, c.err);
+	cr_expect_not_null(strstr(c.err, word), "stderr lacks '%s': %s", word,
+			   c.err);
+	proc_free(&c);
+}
+
+/* ------------------------------------------------------------ tests */
+
+TestSuite(tools, .timeout = 300);
+
+Test(tools, lat_rc_send_json)
+{
+	lat_json_case(NULL, "RC", "send");
+}
+
+Test(tools, lat_rc_write_json)
+{
+	lat_json_case((const char *const[]){ "-V", "write", NULL }, "RC", "write");
+}
+
+Test(tools, lat_rc_read_json)
+{
+	lat_json_case((const char *const[]){ "-V", "read", NULL }, "RC", "read");
+}
+
+Test(tools, lat_rc_send_events_json)
+{
+	lat_json_case((const char *const[]){ "-e", NULL }, "RC", "send");
+}
+
+Test(tools, lat_rc_send_rdma_cm_json)
+{
+	struct proc c;
+	struct json *j;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "-R", "-n",
+			 "100", "-s", "32", NULL }, &c);
+	j = json_parse(c.out);
+	cr_expect_str_eq(jstr(j, "cm"), "rdma_cm");
+	check_lat_row(j, 0, 32, 100);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_monotonic_clock_reported)
+{
+	struct proc c;
+	struct json *j;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "--clock",
+			 "monotonic", "-n", "100", NULL }, &c);
+	j = json_parse(c.out);
+	cr_expect_str_eq(jstr(j, "clock"), "monotonic");
+	cr_assert(jget(j, "clock_read_ns") && jget(j, "clock_read_ns")->is_num,
+		  "no clock_read_ns");
+	cr_expect_gt(jget(j, "clock_read_ns")->num, 0.0);
+	check_lat_row(j, 0, 2, 100);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_write_imm)
+{
+	if (is_iwarp()) {
+		expect_usage_error("rdma_lat", (const char *const[]){ "-V",
+				   "write_imm", NULL }, "write_imm", 1);
+		return;
+	}
+	lat_json_case((const char *const[]){ "-V", "write_imm", NULL }, "RC",
+		      "write_imm");
+}
+
+Test(tools, lat_ud_send_on_roce_refused_on_iwarp)
+{
+	if (is_iwarp()) {
+		expect_usage_error("rdma_lat", (const char *const[]){ "-c", "UD",
+				   NULL }, "UD", 1);
+		return;
+	}
+	lat_json_case((const char *const[]){ "-c", "UD", NULL }, "UD", "send");
+}
+
+Test(tools, lat_uc_refused_on_iwarp)
+{
+	if (is_iwarp()) {
+		expect_usage_error("rdma_lat", (const char *const[]){ "-c", "UC",
+				   NULL }, "UC", 1);
+		return;
+	}
+	lat_json_case((const char *const[]){ "-c", "UC", "-V", "write", NULL },
+		      "UC", "write");
+}
+
+Test(tools, lat_histogram_counts_match)
+{
+	struct proc c;
+	struct json *j;
+	double sum = 0;
+	char path[96];
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "--histogram",
+			 "-n", "200", "-s", "64", NULL }, &c);
+	j = json_parse(c.out);
+	for (int b = 0;; b++) {
+		struct jfield *f;
+
+		snprintf(path, sizeof(path), "results.0.histogram.%d.count", b);
+		f = jget(j, path);
+		if (!f)
+			break;
+		sum += f->num;
+	}
+	cr_expect_eq(sum, 200.0, "histogram holds %.0f of 200 samples", sum);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_all_sizes_small_run)
+{
+	struct proc c;
+	struct json *j;
+	int rows;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "-a", "-V",
+			 "write", "-n", "3", "--warmup", "1", NULL }, &c);
+	j = json_parse(c.out);
+	rows = jrows(j);
+	cr_expect_eq(rows, 23, "-a gives 2 .. 8 MiB: %d rows", rows);
+	for (int r = 0; r < rows; r++)
+		check_lat_row(j, r, (double)(2u << r), 3);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_duration_mode)
+{
+	struct proc c;
+	struct json *j;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "-D", "1",
+			 "-s", "64", NULL }, &c);
+	j = json_parse(c.out);
+	cr_expect_gt(jnum(j, 0, "iterations"), 0);
+	check_lat_row(j, 0, 64, -1);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_under_load_samples_replies)
+{
+	struct proc c;
+	struct json *j;
+	double it, sent, lost;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "--rate",
+			 "2000", "--sample", "10", "-n", "1000", "--warmup",
+			 "100", "-s", "64", NULL }, &c);
+	j = json_parse(c.out);
+	it = jnum(j, 0, "iterations");
+	sent = jnum(j, 0, "sent");
+	lost = jnum(j, 0, "lost");
+	cr_expect_eq(sent, 1100, "warm-up + -n messages are sent");
+	cr_expect_eq(it + lost, 100, "1000 measured messages, every 10th "
+		     "replied: %.0f replies + %.0f lost", it, lost);
+	cr_expect_gt(it, 0);
+	check_lat_row(j, 0, 64, -1);
+	free(j);
+	proc_free(&c);
+}
+
+/* Small queues under load: on iWARP credits must pace both directions. */
+Test(tools, lat_under_load_small_queues)
+{
+	struct proc c;
+	struct json *j;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--json", "--rate",
+			 "5000", "--sample", "2", "-n", "3000", "--warmup", "0",
+			 "-s", "64", "-r", "16", "-t", "16", "-Q", "4", NULL }, &c);
+	j = json_parse(c.out);
+	cr_expect_eq(jnum(j, 0, "sent"), 3000);
+	cr_expect_eq(jnum(j, 0, "iterations") + jnum(j, 0, "lost"), 1500);
+	cr_expect_gt(jnum(j, 0, "iterations"), 0);
+	check_lat_row(j, 0, 64, -1);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, lat_csv_output)
+{
+	struct proc c;
+	char *line2;
+	int commas = 0;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "--csv", "-n", "50",
+			 "-s", "16", NULL }, &c);
+	cr_expect(!strncmp(c.out, "bytes,iterations,t_min_us,t_max_us,t_median_us,"
+			   "t_avg_us,t_stdev_us,p99_us,p999_us,p9999_us\n", 86),
+		  "CSV header: %s", c.out);
+	line2 = strchr(c.out, '\n');
+	cr_assert_not_null(line2);
+	cr_expect(!strncmp(line2 + 1, "16,50,", 6), "CSV row: %s", line2 + 1);
+	for (char *p = line2 + 1; *p && *p != '\n'; p++)
+		commas += *p == ',';
+	cr_expect_eq(commas, 9);
+	proc_free(&c);
+}
+
+Test(tools, lat_text_has_perftest_columns)
+{
+	struct proc c;
+	const char *hdr = " #bytes #iterations    t_min[usec]    t_max[usec]  "
+			  "t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+			  "99% percentile[usec]   99.9% percentile[usec]   "
+			  "99.99% percentile[usec]\n";
+	char *row;
+
+	run_pair("rdma_lat", NULL, (const char *const[]){ "-n", "50", "-s",
+			 "128", NULL }, &c);
+	row = strstr(c.out, hdr);
+	cr_assert_not_null(row, "no perftest column header in: %s", c.out);
+	row += strlen(hdr);
+	cr_expect(!strncmp(row, " 128     50 ", 12), "row: %.60s", row);
+	proc_free(&c);
+}
+
+Test(tools, bw_text_report_gbits)
+{
+	struct proc c;
+
+	run_pair("rdma_bw", NULL, (const char *const[]){ "-n", "500", "-s",
+			 "1024", "--report_gbits", NULL }, &c);
+	cr_expect_not_null(strstr(c.out, "#bytes     #iterations    BW peak[Gb/sec]"
+				  "    BW average[Gb/sec]   MsgRate[Mpps]\n 1024 "),
+			   "text: %s", c.out);
+	proc_free(&c);
+}
+
+static void bw_case(const char *const *extra, const char *verb)
+{
+	const char *cl[MAXARG] = { "--json", "-n", "3000", "-s", "1024" };
+	struct proc c;
+	struct json *j;
+	double avg, peak, rate;
+	int n = 5;
+
+	for (; extra && *extra; extra++)
+		cl[n++] = *extra;
+	cl[n] = NULL;
+	run_pair("rdma_bw", NULL, cl, &c);
+	j = json_parse(c.out);
+	check_header(j, "rdma_bw", "RC", verb);
+	avg = jnum(j, 0, "bw_avg_mbps");
+	peak = jnum(j, 0, "bw_peak_mbps");
+	rate = jnum(j, 0, "msg_rate_mpps");
+	cr_expect_eq(jnum(j, 0, "bytes"), 1024);
+	cr_expect_eq(jnum(j, 0, "iterations"), 3000);
+	cr_expect_gt(avg, 0.0);
+	cr_expect_geq(peak, avg, "peak %.3f < average %.3f", peak, avg);
+	/* MB/s = Mpps * bytes * 1e6 / 2^20, up to the printed rounding. */
+	cr_expect(fabs(avg - rate * 1024 * 1e6 / 1048576.0) <= 0.01 * avg + 0.01,
+		  "average %.3f MB/s disagrees with %.6f Mpps", avg, rate);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, bw_rc_send)
+{
+	bw_case(NULL, "send");
+}
+
+Test(tools, bw_rc_write)
+{
+	bw_case((const char *const[]){ "-V", "write", NULL }, "write");
+}
+
+Test(tools, bw_rc_write_post_list)
+{
+	bw_case((const char *const[]){ "-V", "write", "-l", "8", "-Q", "16",
+		NULL }, "write");
+}
+
+Test(tools, bw_rc_read)
+{
+	bw_case((const char *const[]){ "-V", "read", NULL }, "read");
+}
+
+/*
+ * Small queues: on iWARP (no RNR retry) the receiver's credit writes pace
+ * the sender; hundreds of them must flow without the sender stalling.
+ */
+Test(tools, bw_rc_send_small_receive_queue)
+{
+	bw_case((const char *const[]){ "-r", "16", "-t", "16", "-Q", "4", NULL },
+		"send");
+}
+
+Test(tools, bw_rc_send_bidirectional)
+{
+	struct proc c;
+	struct json *j;
+
+	run_pair("rdma_bw", NULL, (const char *const[]){ "--json", "-b", "-n",
+			 "1000", "-s", "1024", NULL }, &c);
+	j = json_parse(c.out);
+	cr_expect_eq(jnum(j, 0, "iterations"), 2000, "both directions count");
+	cr_expect_gt(jnum(j, 0, "bw_avg_mbps"), 0.0);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, server_survives_a_vanished_client)
+{
+	const char *cl_long[] = { "rdma_lat", "-p", NULL, "-D", "60", "-s", "64",
+				  NULL, NULL };
+	struct args sa, ca;
+	struct proc s, c1, c2;
+	int port = next_port();
+
+	server_args(&sa, "rdma_lat", port, (const char *const[]){ "--clients",
+		    "2", NULL });
+	cl_long[2] = sa.port;
+	cl_long[7] = devtest_env()->addr;
+	proc_start(&s, sa.v);
+	proc_start(&c1, cl_long);
+	sleep(3); /* mid-run: connected and ping-ponging */
+	kill(c1.pid, SIGKILL);
+	proc_wait(&c1, 10);
+	cr_expect_eq(c1.status, 128 + SIGKILL, "first client was not mid-run: "
+		     "exit %d, stderr %s", c1.status, c1.err);
+	client_args(&ca, "rdma_lat", port, (const char *const[]){ "--json", "-n",
+		    "100", NULL });
+	proc_start(&c2, ca.v);
+	proc_wait(&c2, TOOL_TIMEOUT_S);
+	proc_wait(&s, 30);
+	cr_expect_eq(c2.status, 0, "second client: exit %d, stderr %s",
+		     c2.status, c2.err);
+	cr_expect_eq(s.status, 0, "server: exit %d, stderr %s", s.status, s.err);
+	cr_expect_not_null(strstr(s.err, "rdma_lat: client "),
+			   "server did not report the vanished client: %s",
+			   s.err);
+	free(json_parse(c2.out));
+	proc_free(&s);
+	proc_free(&c1);
+	proc_free(&c2);
+}
+
+Test(tools, bad_options_exit_2_with_one_line)
+{
+	expect_usage_error("rdma_lat", (const char *const[]){ "-s", "0", NULL },
+			   "-s", 0);
+	expect_usage_error("rdma_lat", (const char *const[]){ "--bogus", NULL },
+			   "unknown option", 0);
+	expect_usage_error("rdma_bw", (const char *const[]){ "-c", "UD", NULL },
+			   "UD", 0);
+	expect_usage_error("rdma_bw", (const char *const[]){ "-t", "4", "-Q",
+			   "9", NULL }, "-Q", 0);
+	expect_usage_error("rdma_lat", (const char *const[]){ "-d", "nosuchdev0",
+			   NULL }, "nosuchdev0", 0);
+}
+
+Test(tools, ud_message_above_mtu_is_refused)
+{
+	if (is_iwarp()) {
+		expect_usage_error("rdma_lat", (const char *const[]){ "-c", "UD",
+				   NULL }, "iWARP", 0);
+		return;
+	}
+	expect_usage_error("rdma_lat", (const char *const[]){ "-c", "UD", "-s",
+			   "8192", NULL }, "MTU", 0);
+}
+
+Test(tools, unreachable_server_exits_1)
+{
+	struct args ca;
+	struct proc c;
+
+	client_args(&ca, "rdma_lat", next_port(), (const char *const[]){
+		    "-n", "10", NULL });
+	proc_start(&c, ca.v);
+	proc_wait(&c, 60);
+	cr_expect_eq(c.status, 1, "exit %d, stderr %s", c.status, c.err);
+	cr_expect_not_null(strstr(c.err, "cannot reach"), "stderr: %s", c.err);
+	proc_free(&c);
+}
