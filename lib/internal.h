@@ -48,6 +48,7 @@ struct msga_ctx {
 	int evmode;                       /* CQs are armed for events */
 	int reap;                         /* dead connections wait to be freed */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
+	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
 };
 
 /*
