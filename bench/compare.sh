@@ -106,21 +106,35 @@ sockperf_once() { # port addr extra...
 	wait $spid 2>/dev/null
 }
 
-# ---- HOOK: msgaccel pub/sub row ------------------------------------------
-# The pub/sub API is being written elsewhere; nothing here depends on it.
-# When a pub/sub latency tool exists, build it as bench/msga_pubsub_lat with
-# rdma_lat's interface (server: -B ADDR -p PORT --once; client: -p PORT
-# --json -s 64 -n N ADDR, same JSON fields) and this row measures it.
-pubsub_row() { # dev addr
-	if [ -x "$builddir/bench/msga_pubsub_lat" ]; then
-		measure msgaccel min us "$1" "pubsub_lat RC" ours_once "$2" \
-			msga_pubsub_lat "$LAT" -s $SIZE -n "$LAT_ITERS"
-	else
-		echo "$1 pubsub_lat RC: not run (no bench/msga_pubsub_lat yet)" >&2
-		record "$1" "pubsub_lat RC" msgaccel NA us "not run"
-	fi
+# ---- msgaccel pub/sub row ------------------------------------------------
+# msga_feed --pingpong: a publisher and a forked reflecting subscriber, each
+# with its own context, one 64 B message in flight (RTT/2 median). Issue 3's
+# target compares it with perftest's ib_send_lat and ib_write_lat on the
+# same device in this run, so it is recorded twice, paired with each.
+pubsub_once() { # port addr
+	local port=$1 addr=$2 j="$out/pubsub-$1.json" err="$out/pubsub-$1.err"
+	timeout $RUN_TIMEOUT "$builddir/bench/msga_feed" --pingpong -s $SIZE \
+		-n "$LAT_ITERS" -p $port --clock "$CLOCK" --json "$j" "$addr" \
+		>/dev/null 2>"$err" &&
+		jq -r .t_median_us "$j" 2>/dev/null
+	rm -f "$j"
+	[ -s "$err" ] || rm -f "$err"
 }
-# ---- end of HOOK ----------------------------------------------------------
+recorded() { # dev test tool -> the value recorded last, or NA
+	awk -F'\t' -v d="$1" -v t="$2" -v o="$3" \
+		'$1 == d && $2 == t && $3 == o { v = $4 } END { print v ? v : "NA" }' "$raw"
+}
+pubsub_row() { # dev addr
+	local dev=$1 v t
+	port=$((port + 1)) # msga_feed also takes port + 1
+	measure msgaccel min us "$dev" "pubsub_lat RC" pubsub_once "$2"
+	v=$(recorded "$dev" "pubsub_lat RC" msgaccel)
+	for t in send_lat write_lat; do
+		record "$dev" "pubsub/$t" perftest "$(recorded "$dev" "$t RC" perftest)" \
+			us "perftest $t RC"
+		record "$dev" "pubsub/$t" msgaccel "$v" us "msga_feed --pingpong"
+	done
+}
 
 # GID index our tool chose (perftest needs -x on RoCE v2).
 roce_gid() { # addr
@@ -190,7 +204,9 @@ fi
 
 # ------------------------------------------------------------ on the host
 out=$(mkdir -p "${1:-$PWD/bench-results}" && cd "${1:-$PWD/bench-results}" && pwd)
-[ -x "$builddir/bench/rdma_lat" ] || { echo "compare: build first: no $builddir/bench/rdma_lat" >&2; exit 1; }
+for t in rdma_lat rdma_bw msga_feed; do
+	[ -x "$builddir/bench/$t" ] || { echo "compare: build first: no $builddir/bench/$t" >&2; exit 1; }
+done
 for t in jq gnuplot; do
 	command -v $t >/dev/null || { echo "compare: $t is needed" >&2; exit 1; }
 done

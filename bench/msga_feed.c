@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "msgaccel.h"
+#include "perf_clock.h"
 
 #define FEED_TOPIC "feed.data"
 #define ECHO_TOPIC "feed.echo"
@@ -57,6 +58,7 @@ struct opts {
 	long iters;
 	int pingpong;
 	const char *json, *series;
+	enum perf_clock_kind clock;
 };
 
 struct side_usage {
@@ -66,12 +68,16 @@ struct side_usage {
 
 /* ---------------------------------------------------------------- utils */
 
+/*
+ * Timestamps in ns from the benchmark clock of rdma_lat (perf_clock.h): the
+ * calibrated TSC when it can be trusted, else CLOCK_MONOTONIC. Producer and
+ * consumer are separate processes but only the producer compares times.
+ */
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+	if (perf_clock.kind == PERF_CLOCK_TSC)
+		return (uint64_t)(perf_ticks_us(perf_rdtsc()) * 1000.0);
+	return perf_mono_ns();
 }
 
 static void die(const char *fmt, const char *arg)
@@ -626,7 +632,8 @@ static void usage(void)
 	       "  --pingpong        latency mode: one in flight, -n iterations\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
-	       "  --series FILE     write 'time rate mean max' per 100 ms\n");
+	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
+	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n");
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -640,6 +647,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "pingpong", no_argument, NULL, 'P' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
+		{ "clock", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -664,6 +672,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->pingpong = 1; break;
 		case 'J': o->json = optarg; break;
 		case 'C': o->series = optarg; break;
+		case 'K':
+			if (!strcmp(optarg, "auto"))
+				o->clock = PERF_CLOCK_AUTO;
+			else if (!strcmp(optarg, "tsc"))
+				o->clock = PERF_CLOCK_TSC;
+			else if (!strcmp(optarg, "monotonic"))
+				o->clock = PERF_CLOCK_MONO;
+			else
+				usage_error("--clock", optarg);
+			break;
 		case 'h': usage(); exit(0);
 		case ':':
 			fprintf(stderr, "msga_feed: option '%s' needs a value\n",
@@ -694,6 +712,10 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (perf_clock_init(o.clock)) {
+		fprintf(stderr, "msga_feed: --clock: %s\n", perf_clock.why);
+		return 2;
+	}
 	if (pipe(fds))
 		die("%s", strerror(errno));
 	pid = fork();
