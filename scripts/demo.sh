@@ -1,9 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The main job, from a fresh clone: set the machine up, build msgaccel, boot
-# the test VM, and on each soft device (rxe0 = RoCE v2, siw0 = iWARP) print
-# what the device is and ping messages over an RC queue pair with
-# msga_ping, printing the half round-trip times it measured.
+# The main job, from a fresh clone. It sets the machine up, builds msgaccel
+# and boots the test VM. Inside the VM it does three things:
+#   1. on each soft device (rxe0 = RoCE v2, siw0 = iWARP), prints what the
+#      device is and pings 64 B over an RC queue pair (msga_ping);
+#   2. on soft-RoCE, runs the STAC-N1-style feed benchmark (msga_feed):
+#      232 B messages, producer -> reflecting consumer over pub/sub, the rate
+#      stepping up until a failure event. The report card gives
+#      SendToReceive and SupplyToReceive RTT/2 per rate, the highest rate
+#      without a failure, and CPU and peak RSS of both sides;
+#   3. draws demo-results/feed.png: latency against rate, and over time.
+# The defaults are scaled to the emulated VM; MSGA_FEED_ARGS overrides them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -14,13 +21,26 @@ scripts/bootstrap.sh
 mkdir -p build-demo
 cd build-demo
 [ -f Makefile ] || ../configure -q
-make -s -j"$(nproc)" bench/msga_ping
+make -s -j"$(nproc)" bench/msga_ping bench/msga_feed
+results=$PWD/demo-results
+mkdir -p "$results"
+rm -f "$results/feed.json" "$results/feed-series.txt"
 
+feed_args=${MSGA_FEED_ARGS:---base 2000 --step 2000 --max-rate 40000 --duration 2}
 guest_cmds=""
 for spec in $MSGA_VM_DEVICES; do
 	IFS=: read -r dev addr transport <<<"$spec"
 	guest_cmds+="echo; echo '== $dev ($transport) at $addr';"
-	guest_cmds+=" $PWD/bench/msga_ping -n ${MSGA_DEMO_COUNT:-5000} $addr || exit 1;"
+	guest_cmds+=" $PWD/bench/msga_ping -n ${MSGA_DEMO_COUNT:-2000} $addr || exit 1;"
 done
-MSGA_VM_RWDIRS="--rwdir $PWD" exec ../tests/vm/vm-run.sh "$PWD/vm-results" \
+rxe_addr=$(for spec in $MSGA_VM_DEVICES; do
+	IFS=: read -r dev addr transport <<<"$spec"
+	[ "$transport" = RoCE ] && echo "$addr" && break
+done)
+guest_cmds+="echo; echo '== msga_feed on soft-RoCE at $rxe_addr';"
+guest_cmds+=" $PWD/bench/msga_feed $feed_args --json $results/feed.json"
+guest_cmds+=" --series $results/feed-series.txt $rxe_addr || exit 1"
+MSGA_VM_RWDIRS="--rwdir $PWD" ../tests/vm/vm-run.sh "$PWD/vm-results" \
 	bash -c "$guest_cmds"
+../bench/feed_chart.sh "$results/feed.json" "$results/feed-series.txt" \
+	"$results/feed.png"
