@@ -14,8 +14,11 @@ packages=(
 	libibverbs-dev librdmacm-dev ibverbs-providers libev-dev libcriterion-dev
 	# RDMA tools and the anchors we measure against
 	rdma-core ibverbs-utils rdmacm-utils perftest sockperf
-	# test VM: QEMU, Debian's kernel, sources and headers to build siw.ko
+	# test VM: QEMU, Debian's kernel, sources and headers to build siw.ko,
+	# and a static busybox: Debian's kernel loads 9p as a module, so
+	# virtme-ng builds an initramfs, which needs one
 	qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	busybox-static
 	iproute2 kmod xz-utils bc flex bison libelf-dev libssl-dev python3-venv
 	# docs, checks, charts
 	groff-base valgrind clang gnuplot-nox jq
