@@ -172,8 +172,7 @@ static int handle_cm_event(struct rc_pingpair *pp, struct rdma_cm_event *ev,
 	}
 }
 
-static int connect_pair(struct rc_pingpair *pp, struct sockaddr *sa,
-			char *err, size_t errlen)
+static int connect_pair(struct rc_pingpair *pp, char *err, size_t errlen)
 {
 	while (!(pp->cli.established && pp->srv.established)) {
 		struct rdma_cm_event *ev;
@@ -196,7 +195,6 @@ static int start_pair(struct rc_pingpair *pp, const char *addr, char *err,
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST };
 	struct addrinfo *ai;
 	struct sockaddr_storage dst;
-	int ret;
 
 	if (getaddrinfo(addr, NULL, &hints, &ai))
 		return fail(err, errlen, -EINVAL, "'%s' is not a numeric address",
@@ -218,8 +216,7 @@ static int start_pair(struct rc_pingpair *pp, const char *addr, char *err,
 	    rdma_resolve_addr(pp->cli.id, NULL, (struct sockaddr *)&dst, 2000))
 		return fail(err, errlen, neg_errno(), "resolve %s: %s", addr,
 			    strerror(errno));
-	ret = connect_pair(pp, (struct sockaddr *)&dst, err, errlen);
-	return ret;
+	return connect_pair(pp, err, errlen);
 }
 
 int rc_pingpair_open(struct rc_pingpair **ppp, const char *addr,

@@ -70,6 +70,26 @@ static int peer_error(struct perf_ep *ep, int ret, const char *what)
 	return ret == 1 ? -EPROTO : ret;
 }
 
+/*
+ * Called on each empty poll of a wait loop: every CHECK_EVERY spins
+ * (every spin in event mode, where a spin is a wake-up) ask the control
+ * channel whether the peer is still there, timing idleness from the first
+ * check. Returns 0 to keep waiting, or the peer error for `what`.
+ */
+static int idle_check(struct perf_ep *ep, uint32_t *spins, uint64_t *since,
+		      int every_spin, const char *what)
+{
+	struct perf_msg m;
+	int n;
+
+	if (++*spins % CHECK_EVERY && !every_spin)
+		return 0;
+	if (!*since)
+		*since = perf_mono_ns();
+	n = perf_check_peer(ep, &m, *since);
+	return n ? peer_error(ep, n, what) : 0;
+}
+
 /* Wait for one receive completion and re-post its buffer. */
 static int wait_recv(struct perf_ep *ep, uint32_t *slot)
 {
@@ -78,20 +98,16 @@ static int wait_recv(struct perf_ep *ep, uint32_t *slot)
 	struct ibv_wc wc;
 
 	for (;;) {
-		struct perf_msg m;
 		int n = perf_poll(ep, ep->rcq, &wc, 1, 100);
 
 		if (n < 0)
 			return n;
 		if (n == 1)
 			break;
-		if (++spins % CHECK_EVERY && !ep->prm.events)
-			continue;
-		if (!since)
-			since = perf_mono_ns();
-		n = perf_check_peer(ep, &m, since);
+		n = idle_check(ep, &spins, &since, ep->prm.events,
+			       "waiting for a message");
 		if (n)
-			return peer_error(ep, n, "waiting for a message");
+			return n;
 	}
 	if (slot)
 		*slot = (uint32_t)wc.wr_id;
@@ -105,16 +121,11 @@ static int wait_byte(struct perf_ep *ep, volatile uint8_t *p, uint8_t seq)
 	uint32_t spins = 0;
 
 	while (*p != seq) {
-		struct perf_msg m;
-		int n;
+		int n = idle_check(ep, &spins, &since, 0,
+				   "waiting for an RDMA write");
 
-		if (++spins % CHECK_EVERY)
-			continue;
-		if (!since)
-			since = perf_mono_ns();
-		n = perf_check_peer(ep, &m, since);
 		if (n)
-			return peer_error(ep, n, "waiting for an RDMA write");
+			return n;
 	}
 	return 0;
 }
@@ -376,18 +387,13 @@ static int wait_credit(struct perf_ep *ep, struct perf_sq *sq)
 	uint32_t spins = 0;
 
 	while (!perf_credit_ok(ep, 1)) {
-		struct perf_msg m;
 		int n = perf_sq_reap(ep, sq);
 
+		if (!n)
+			n = idle_check(ep, &spins, &since, 0,
+				       "waiting for credit");
 		if (n)
 			return n;
-		if (++spins % CHECK_EVERY)
-			continue;
-		if (!since)
-			since = perf_mono_ns();
-		n = perf_check_peer(ep, &m, since);
-		if (n)
-			return peer_error(ep, n, "waiting for credit");
 	}
 	return 0;
 }
