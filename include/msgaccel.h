@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 1
+#define MSGA_VERSION_MINOR 2
 #define MSGA_VERSION_PATCH 0
 
 /** Library version as "MAJOR.MINOR.PATCH". */
@@ -119,8 +119,9 @@ MSGA_API const char *msga_open_error(void);
 MSGA_API const char *msga_transport_name(enum msga_transport t);
 
 /* ------------------------------------------------------------------ */
-/* Publish / subscribe over RC queue pairs (see msga_pub_create(3),    */
-/* msga_sub_create(3), msga_ctx_poll(3)).                              */
+/* Publish / subscribe (see msga_pub_create(3), msga_sub_create(3),   */
+/* msga_ctx_poll(3)): over RC queue pairs with "rdma://IP:PORT", and   */
+/* over UD multicast with "mcast://GROUP" or "mcast://RANGE/BITS".     */
 /* ------------------------------------------------------------------ */
 
 struct msga_pub;
@@ -134,6 +135,8 @@ struct msga_sub;
 #define MSGA_FRAG_MAX 4072u
 /* Topics one publisher can register. */
 #define MSGA_PUB_TOPICS_MAX 1024
+/* Multicast streams (publisher, topic) one subscriber tracks. */
+#define MSGA_SUB_STREAMS_MAX 1024
 
 /** What a struct msga_event reports. */
 enum msga_event_type {
@@ -143,6 +146,15 @@ enum msga_event_type {
 	MSGA_EVENT_DISCONNECTED = 2,
 	/* sub only: msga_sub_connect() did not reach a publisher */
 	MSGA_EVENT_CONNECT_FAILED = 3,
+	/*
+	 * Multicast subscribers only (see msga_sub_connect(3)): a stream
+	 * skipped sequence numbers [seq, seq + count); a message arrived a
+	 * second time (seq, dropped); a message of an earlier gap arrived
+	 * late (seq, delivered out of order).
+	 */
+	MSGA_EVENT_GAP = 4,
+	MSGA_EVENT_DUPLICATE = 5,
+	MSGA_EVENT_REORDER = 6,
 };
 
 /** Connection event, passed to the on_event callback. */
@@ -153,6 +165,11 @@ struct msga_event {
 	struct msga_pub *pub;   /* the publisher, or NULL */
 	struct msga_sub *sub;   /* the subscriber, or NULL */
 	const char *peer;       /* "address:port" of the other side */
+	/* GAP, DUPLICATE and REORDER only (else NULL and 0): */
+	const char *topic;      /* the stream's topic */
+	uint64_t origin;        /* the stream's publisher (msga_msg.origin) */
+	uint64_t seq;           /* first number concerned */
+	uint64_t count;         /* how many numbers */
 };
 
 typedef void (*msga_event_cb)(const struct msga_event *ev, void *user);
@@ -170,6 +187,11 @@ struct msga_msg {
 	uint64_t seq;           /* publisher's per-topic sequence, from 1 */
 	uint64_t rx_time_ns;    /* CLOCK_MONOTONIC when it was polled */
 	void *priv_;            /* library use */
+	/*
+	 * The publisher that sent it: a 64-bit id, unique per publisher
+	 * object; its high 32 bits identify the host. 0 over RC.
+	 */
+	uint64_t origin;
 };
 
 typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
@@ -188,10 +210,22 @@ struct msga_pub_attr {
 	void *user;
 };
 
+/** Options of a subscriber; they matter for multicast memberships. */
+enum msga_sub_flags {
+	/* Drop messages of publishers on this host (counted as "local"). */
+	MSGA_SUB_NO_LOCAL = 1u << 0,
+	/*
+	 * Stop on gap: a lost message ends the membership (MSGA_EVENT_GAP,
+	 * then MSGA_EVENT_DISCONNECTED with -EPIPE). The default is loss
+	 * tolerant: report the gap, count it and carry on.
+	 */
+	MSGA_SUB_STOP_ON_GAP = 1u << 1,
+};
+
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
 struct msga_sub_attr {
 	uint32_t size;          /* sizeof(struct msga_sub_attr) */
-	uint32_t flags;         /* none yet, must be 0 */
+	uint32_t flags;         /* enum msga_sub_flags */
 	const char *pattern;    /* "name" exactly, or "prefix*" */
 	msga_msg_cb on_msg;     /* required */
 	msga_event_cb on_event; /* may be NULL */
@@ -231,6 +265,40 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
 MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 MSGA_API int msga_msg_hold(const struct msga_msg *msg);
 MSGA_API void msga_msg_release(const struct msga_msg *msg);
+
+/*
+ * Counters of a multicast subscriber (msga_sub_stats(3)): totals, and one
+ * record per stream, a stream being one publisher's one topic.
+ */
+struct msga_sub_stats {
+	uint32_t size;          /* sizeof(struct msga_sub_stats), set by caller */
+	uint32_t streams;       /* streams known (msga_sub_stream_stats) */
+	uint64_t msgs, bytes;   /* delivered */
+	uint64_t gaps;          /* gap events */
+	uint64_t missing;       /* sequence numbers lost (less late arrivals) */
+	uint64_t dups;          /* duplicates dropped */
+	uint64_t late;          /* reordered arrivals delivered */
+	uint64_t reasm_drops;   /* fragmented messages never completed */
+	uint64_t foreign;       /* datagrams not in msgaccel's format */
+	uint64_t filtered;      /* topics the pattern does not match */
+	uint64_t local;         /* dropped by MSGA_SUB_NO_LOCAL */
+	uint64_t overflow;      /* dropped: more than MSGA_SUB_STREAMS_MAX streams */
+};
+
+struct msga_stream_stats {
+	uint32_t size;          /* sizeof(struct msga_stream_stats) */
+	uint32_t conn_id;       /* the membership it arrived on */
+	char topic[MSGA_TOPIC_MAX + 1];
+	uint64_t origin;        /* publisher id */
+	uint64_t first_seq;     /* where this subscriber joined the stream */
+	uint64_t last_seq;      /* highest sequence number seen */
+	uint64_t msgs, bytes, gaps, missing, dups, late, reasm_drops;
+};
+
+MSGA_API int msga_sub_stats(const struct msga_sub *sub,
+			    struct msga_sub_stats *st);
+MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
+				   struct msga_stream_stats *st);
 
 /** Busy-poll: CM events and up to budget completions; never blocks. */
 MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget);

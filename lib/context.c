@@ -120,6 +120,7 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	msga__list_init(&ctx->conns);
 	msga__list_init(&ctx->pubs);
 	msga__list_init(&ctx->subs);
+	msga__list_init(&ctx->udeps);
 	ret = msga__select_device(ctx, attr);
 	if (ret)
 		goto fail;
@@ -151,6 +152,25 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 	if (ctx->cm_devices)
 		rdma_free_devices(ctx->cm_devices);
 	free(ctx);
+}
+
+/*
+ * A zeroed, page-aligned buffer registered for local access, for the
+ * rings and send slots of every transport. NULL with errno set on failure.
+ */
+void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr)
+{
+	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	if (!buf)
+		return NULL;
+	memset(buf, 0, len);
+	*mr = ibv_reg_mr(ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,

@@ -145,6 +145,8 @@ static int select_by_addr(struct msga_ctx *ctx, const char *addr, int ndev)
 		if (ctx->cm_devices[i] == id->verbs) {
 			ctx->verbs = id->verbs;
 			ctx->port = id->port_num;
+			ctx->local_ss = ss; /* multicast binds to it */
+			ctx->has_local = 1;
 			ret = 0;
 		}
 	}

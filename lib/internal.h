@@ -49,6 +49,11 @@ struct msga_ctx {
 	int reap;                         /* dead connections wait to be freed */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
+	/* multicast (mcast.h) */
+	struct msga__list udeps;          /* every UD endpoint, for polling */
+	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
+	int has_local;
+	uint32_t ud_polls;                /* for reassembly timeouts */
 };
 
 /*
@@ -72,6 +77,8 @@ static inline int msga__neg_errno(int fallback)
 {
 	return errno > 0 ? -errno : -fallback;
 }
+
+void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
 
 /* Device selection (device_select.c). */
 int msga__select_device(struct msga_ctx *ctx, const struct msga_ctx_attr *attr);

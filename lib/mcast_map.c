@@ -47,8 +47,8 @@ static int parse_v4(const char *addr, unsigned int prefix,
 	/* Multicast, host bits zero, at most 24 of them (a /8 and smaller). */
 	if ((a & 0xf0000000u) != 0xe0000000u || (a & ~mask) || prefix < 8)
 		return -EINVAL;
-	/* The range must not reach into 224.0.0.0/24. */
-	if ((0xe0000000u & mask) == a)
+	/* The range must not reach into 224.0.0.0/24: contain it, or lie in it. */
+	if ((0xe0000000u & mask) == a || (a & 0xffffff00u) == 0xe0000000u)
 		return -EINVAL;
 	sin->sin_family = AF_INET;
 	r->host_bits = 32 - prefix;
@@ -63,7 +63,7 @@ static int parse_v6(const char *addr, unsigned int prefix,
 	uint32_t low;
 
 	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) != 1 || b[0] != 0xff ||
-	    prefix < 96 || prefix > 127)
+	    prefix < 96 || prefix > 128)
 		return -EINVAL;
 	r->host_bits = 128 - prefix;
 	/* Host bits (all within the last 32) must be zero. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcast.h"
 #include "pubsub.h"
 
 #define POLL_BATCH 32
@@ -245,8 +246,12 @@ static int cm_one(struct msga_ctx *ctx)
 			plen = sizeof(pdata);
 		memcpy(pdata, ev->param.conn.private_data, plen);
 	}
-	copy.param.conn.private_data = plen ? pdata : NULL;
-	copy.param.conn.private_data_len = (uint8_t)plen;
+	if (ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
+	    ev->event != RDMA_CM_EVENT_MULTICAST_ERROR) {
+		/* (a join's private_data is our own context pointer) */
+		copy.param.conn.private_data = plen ? pdata : NULL;
+		copy.param.conn.private_data_len = (uint8_t)plen;
+	}
 	rdma_ack_cm_event(ev);
 
 	kind = copy.id->context;
@@ -256,6 +261,8 @@ static int cm_one(struct msga_ctx *ctx)
 					     plen);
 	} else if (kind && *kind == MSGA__K_CONN) {
 		cm_conn_event((struct msga__conn *)kind, &copy);
+	} else if (kind && *kind == MSGA__K_UD) {
+		msga__udep_on_cm((struct msga__udep *)kind, &copy);
 	}
 	return 1;
 }
@@ -297,6 +304,14 @@ static void reap(struct msga_ctx *ctx)
 		if (c->state == MSGA__C_DEAD && !c->holds)
 			msga__conn_free(c);
 	}
+	/* A publisher's endpoint lives as long as the publisher. */
+	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
+		struct msga__udep *ep =
+			msga__container_of(pos, struct msga__udep, ctx_node);
+
+		if (ep->dead && ep->sub && !ep->holds)
+			msga__udep_free(ep);
+	}
 }
 
 static void drain_comp_channel(struct msga_ctx *ctx)
@@ -306,8 +321,36 @@ static void drain_comp_channel(struct msga_ctx *ctx)
 
 	while (!ibv_get_cq_event(ctx->comp_channel, &cq, &cq_ctx)) {
 		ibv_ack_cq_events(cq, 1);
-		((struct msga__conn *)cq_ctx)->armed = 0;
+		*(int *)cq_ctx = 0; /* every CQ's context is its armed flag */
 	}
+}
+
+/*
+ * Multicast endpoints, then reassembly timeouts. The clock is read once,
+ * and only when a completion or a pending reassembly needs it.
+ */
+static int poll_udeps(struct msga_ctx *ctx, int budget)
+{
+	struct msga__list *pos, *tmp;
+	uint64_t now = 0;
+	int done = 0;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
+		done += msga__udep_poll(msga__container_of(pos,
+				struct msga__udep, ctx_node), budget, &now);
+	if (++ctx->ud_polls % 64)
+		return done;
+	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
+		struct msga_sub *sub = msga__container_of(pos, struct msga_sub,
+							  ctx_node);
+
+		if (sub->reasm.slots && msga__reasm_pending(&sub->reasm)) {
+			if (!now)
+				now = now_ns();
+			msga__msub_expire(sub, now);
+		}
+	}
+	return done;
 }
 
 MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
@@ -325,6 +368,8 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
 	msga__list_for_each_safe(pos, tmp, &ctx->conns)
 		done += msga__conn_poll(msga__container_of(pos,
 				struct msga__conn, ctx_node), budget);
+	if (!msga__list_empty(&ctx->udeps))
+		done += poll_udeps(ctx, budget);
 	msga__list_for_each_safe(pos, tmp, &ctx->pubs)
 		msga__pub_progress(msga__container_of(pos, struct msga_pub,
 						      ctx_node));
@@ -345,6 +390,9 @@ void msga__ctx_pubsub_close(struct msga_ctx *ctx)
 						    ctx_node));
 	msga__list_for_each_safe(pos, tmp, &ctx->conns)
 		msga__conn_free(msga__container_of(pos, struct msga__conn,
+						   ctx_node));
+	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
+		msga__udep_free(msga__container_of(pos, struct msga__udep,
 						   ctx_node));
 	if (ctx->evmode)
 		close(ctx->epfd);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcast.h"
 #include "pubsub.h"
 #include "topic.h"
 
@@ -30,20 +31,6 @@ static struct msga__conn *own_conn(struct msga__list *pos)
 	return msga__container_of(pos, struct msga__conn, own_node);
 }
 
-static void *pub_reg(struct msga_pub *pub, size_t len, struct ibv_mr **mr)
-{
-	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-
-	if (!buf)
-		return NULL;
-	*mr = ibv_reg_mr(pub->ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!*mr) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 static int pub_alloc(struct msga_pub *pub)
 {
 	pub->topics = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*pub->topics));
@@ -51,8 +38,8 @@ static int pub_alloc(struct msga_pub *pub)
 	pub->tx_free = calloc(MSGA__PUB_TX_SLOTS, sizeof(*pub->tx_free));
 	if (!pub->topics || !pub->tx_ref || !pub->tx_free)
 		return -ENOMEM;
-	pub->tx_buf = pub_reg(pub, (size_t)MSGA__PUB_TX_SLOTS * MSGA__DATA_SLOT,
-			      &pub->tx_mr);
+	pub->tx_buf = msga__reg_buf(pub->ctx, (size_t)MSGA__PUB_TX_SLOTS *
+				    MSGA__DATA_SLOT, &pub->tx_mr);
 	if (!pub->tx_buf)
 		return msga__neg_errno(ENOMEM);
 	for (uint32_t i = 0; i < MSGA__PUB_TX_SLOTS; i++)
@@ -90,14 +77,15 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 {
 	struct sockaddr_storage ss;
 	struct msga_pub *pub;
-	int ret;
+	int mcast, ret;
 
 	if (pubp)
 		*pubp = NULL;
 	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
 	    (attr->flags & ~(uint32_t)MSGA_PUB_BLOCK))
 		return -EINVAL;
-	if (msga__parse_uri(attr->uri, &ss))
+	mcast = attr->uri && !strncmp(attr->uri, "mcast://", 8);
+	if (!mcast && msga__parse_uri(attr->uri, &ss))
 		return msga__ctx_fail(ctx, -EINVAL,
 				      "msga_pub_create: bad uri '%s'",
 				      attr->uri ? attr->uri : "(null)");
@@ -113,7 +101,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	msga__list_add_tail(&ctx->pubs, &pub->ctx_node);
 	ret = pub_alloc(pub);
 	if (!ret)
-		ret = pub_listen(pub, &ss);
+		ret = mcast ? msga__mpub_create(pub, attr->uri) :
+			      pub_listen(pub, &ss);
 	if (ret) {
 		msga_pub_destroy(pub);
 		return ret;
@@ -134,6 +123,8 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 	}
 	if (pub->listen)
 		rdma_destroy_id(pub->listen);
+	if (pub->mc)
+		msga__udep_free(pub->mc); /* its QP first: it uses tx_mr */
 	if (pub->tx_mr)
 		ibv_dereg_mr(pub->tx_mr);
 	if (pub->big_mr)
@@ -149,6 +140,8 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 
 MSGA_API int msga_pub_port(const struct msga_pub *pub)
 {
+	if (pub && pub->mc)
+		return -EOPNOTSUPP; /* a group has no port */
 	if (!pub || !pub->listen)
 		return -EINVAL;
 	return ntohs(rdma_get_src_port(pub->listen));
@@ -156,6 +149,8 @@ MSGA_API int msga_pub_port(const struct msga_pub *pub)
 
 MSGA_API int msga_pub_subscribers(const struct msga_pub *pub)
 {
+	if (pub && pub->mc)
+		return -EOPNOTSUPP; /* a sender never learns who joined */
 	return pub ? pub->nready : -EINVAL;
 }
 
@@ -198,7 +193,7 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
 	param.private_data_len = sizeof(buf);
-	c->bat_buf = msga__conn_reg_buf(c, (size_t)MSGA__BATCH_BUFS *
+	c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
 					MSGA__DATA_SLOT, &c->bat_mr);
 	if (!c->bat_buf || msga__conn_setup(c) || rdma_accept(id, &param)) {
 		rdma_reject(id, NULL, 0);
@@ -344,7 +339,7 @@ void msga__pub_conn_gone(struct msga__conn *c)
 	c->bat_open = 0;
 }
 
-static void slot_put(struct msga_pub *pub, uint32_t slot)
+void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot)
 {
 	pub->tx_free[pub->tx_nfree++] = slot;
 }
@@ -362,7 +357,7 @@ void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
 		return;
 	}
 	if (--pub->tx_ref[tag] == 0)
-		slot_put(pub, (uint32_t)tag);
+		msga__pub_slot_put(pub, (uint32_t)tag);
 }
 
 /* ---------------------------------------------------- publishing */
@@ -386,8 +381,13 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 	if (i == MSGA_PUB_TOPICS_MAX)
 		return -ENOSPC;
 	if (i == pub->ntopics) {
+		int ret;
+
 		strcpy(pub->topics[i].name, name);
 		pub->topics[i].seq = 0;
+		ret = pub->mc ? msga__mpub_topic_added(pub, i) : 0;
+		if (ret)
+			return ret;
 		pub->ntopics++;
 		msga__list_for_each_safe(pos, tmp, &pub->conns)
 			if (own_conn(pos)->state == MSGA__C_READY)
@@ -425,7 +425,7 @@ static int big_buffer(struct msga_pub *pub)
 {
 	if (pub->big_buf)
 		return 0;
-	pub->big_buf = pub_reg(pub, MSGA_MSG_MAX, &pub->big_mr);
+	pub->big_buf = msga__reg_buf(pub->ctx, MSGA_MSG_MAX, &pub->big_mr);
 	return pub->big_buf ? 0 : msga__neg_errno(ENOMEM);
 }
 
@@ -437,7 +437,8 @@ static int try_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
 
 	if (pub->big_busy)
 		return -EAGAIN;
-	ret = fanout_ready(pub, topic_id, len);
+	ret = pub->mc ? msga__mpub_ready(pub, topic_id, len) :
+			fanout_ready(pub, topic_id, len);
 	if (ret)
 		return ret;
 	if (len > MSGA_FRAG_MAX) {
@@ -533,7 +534,7 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		sent++;
 	}
 	if (!pub->tx_ref[slot])
-		slot_put(pub, slot);
+		msga__pub_slot_put(pub, slot);
 	return sent;
 }
 
@@ -611,6 +612,8 @@ MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	slot = claim->priv_[0];
 	claim->priv_[1] = 0;
 	pub->claimed = 0;
+	if (pub->mc)
+		return msga__mpub_commit(pub, claim, slot, slot == CLAIM_BIG);
 	if (slot == CLAIM_BIG)
 		return commit_big(pub, claim);
 	return commit_small(pub, slot, claim);
@@ -621,7 +624,7 @@ MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
 	if (!claim_ok(pub, claim))
 		return -EINVAL;
 	if (claim->priv_[0] != CLAIM_BIG)
-		slot_put(pub, claim->priv_[0]);
+		msga__pub_slot_put(pub, claim->priv_[0]);
 	claim->priv_[1] = 0;
 	pub->claimed = 0;
 	return 0;
@@ -667,6 +670,10 @@ void msga__pub_progress(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
+	if (pub->mc) {
+		msga__mpub_progress(pub);
+		return;
+	}
 	if (pub->big_busy)
 		big_pump(pub);
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {

@@ -16,6 +16,9 @@
 #include "credit.h"
 #include "list.h"
 #include "wire.h"
+#include "mcast_map.h"
+#include "reasm.h"
+#include "ud_stream.h"
 
 /* Receive and send geometry, per connection. */
 #define MSGA__DATA_SLOT (MSGA__WIRE_HDR_LEN + MSGA_FRAG_MAX) /* 4096 */
@@ -45,6 +48,7 @@
 enum msga__kind {
 	MSGA__K_LISTENER = 1,
 	MSGA__K_CONN = 2,
+	MSGA__K_UD = 3,        /* struct msga__udep (mcast.h) */
 };
 
 enum msga__conn_state {
@@ -55,10 +59,12 @@ enum msga__conn_state {
 };
 
 struct msga__conn;
+struct msga__udep;
 
 /* One receive buffer; a held message keeps it from being re-posted. */
 struct msga__rxslot {
-	struct msga__conn *conn;
+	struct msga__conn *conn;       /* of an RC connection, or ... */
+	struct msga__udep *ud;         /* ... of a multicast membership */
 	uint32_t idx;
 	uint32_t held;
 };
@@ -117,6 +123,8 @@ struct msga__conn {
 struct msga__topic {
 	char name[MSGA_TOPIC_MAX + 1];
 	uint64_t seq;                  /* last sequence committed */
+	uint32_t group;                /* multicast: index in mc->groups */
+	uint8_t name_len;
 };
 
 struct msga_pub {
@@ -148,6 +156,17 @@ struct msga_pub {
 	uint32_t big_len;
 	uint16_t big_topic;
 	uint64_t big_seq;
+
+	/* multicast publishers (mcast_pub.c) */
+	struct msga__udep *mc;
+	struct msga__mcast_range mc_range;
+	uint64_t origin;
+	uint32_t frag;                  /* fragment payload */
+	int pumping;                    /* a fragmented message is going out */
+	const char *pump_data;
+	uint32_t pump_off, pump_lkey;
+	int32_t pump_tag;               /* tx slot, or MSGA__TAG_BIG */
+	uint32_t big_inflight;          /* big_buf datagrams not completed */
 };
 
 struct msga_sub {
@@ -159,6 +178,14 @@ struct msga_sub {
 	void *user;
 	struct msga__list conns;
 	uint32_t next_id;
+
+	/* multicast memberships (mcast_sub.c) */
+	uint32_t flags;
+	struct msga__list mships;
+	struct msga__ustreams streams;
+	struct msga__reasm reasm;
+	struct msga_sub_stats st;
+	uint64_t reasm_polls;
 };
 
 /* rc_conn.c */
@@ -168,7 +195,6 @@ struct msga__conn_geom {
 struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 				  const struct msga__conn_geom *g);
 int msga__conn_setup(struct msga__conn *c);
-void *msga__conn_reg_buf(struct msga__conn *c, size_t len, struct ibv_mr **mr);
 int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
 int msga__conn_sq_room(const struct msga__conn *c);
 int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
@@ -194,6 +220,7 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
 void msga__pub_progress(struct msga_pub *pub);
 void msga__pub_conn_gone(struct msga__conn *c);
+void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot);
 
 /* subscriber.c */
 int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,

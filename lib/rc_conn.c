@@ -29,32 +29,17 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 	return c;
 }
 
-void *msga__conn_reg_buf(struct msga__conn *c, size_t len, struct ibv_mr **mr)
-{
-	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-
-	if (!buf)
-		return NULL;
-	memset(buf, 0, len);
-	*mr = ibv_reg_mr(c->ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!*mr) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 static int conn_alloc_bufs(struct msga__conn *c)
 {
 	c->rx_slots = calloc(c->rx_depth, sizeof(*c->rx_slots));
 	c->tx_tag = calloc(c->sq_depth, sizeof(*c->tx_tag));
 	if (!c->rx_slots || !c->tx_tag)
 		return -ENOMEM;
-	c->rx_buf = msga__conn_reg_buf(c, (size_t)c->rx_depth * c->rx_slot,
+	c->rx_buf = msga__reg_buf(c->ctx, (size_t)c->rx_depth * c->rx_slot,
 				       &c->rx_mr);
 	if (!c->rx_buf)
 		return msga__neg_errno(ENOMEM);
-	c->ctl_buf = msga__conn_reg_buf(c, (size_t)c->sq_depth * MSGA__CTL_SLOT,
+	c->ctl_buf = msga__reg_buf(c->ctx, (size_t)c->sq_depth * MSGA__CTL_SLOT,
 			     &c->ctl_mr);
 	if (!c->ctl_buf)
 		return msga__neg_errno(ENOMEM);
@@ -75,7 +60,7 @@ static int conn_create_qp(struct msga__conn *c)
 	};
 
 	c->cq = ibv_create_cq(c->ctx->verbs, (int)(c->sq_depth + c->rx_depth),
-			      c, c->ctx->comp_channel, 0);
+			      &c->armed, c->ctx->comp_channel, 0);
 	if (!c->cq)
 		return msga__neg_errno(ENOMEM);
 	qia.send_cq = c->cq;

@@ -10,8 +10,8 @@ enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_DONE };
 
 struct msga__reasm_slot {
 	enum slot_state state;
-	uint64_t stream, msg_seq, started_ns;
-	uint32_t total_len, got_len;
+	uint64_t stream, msg_seq, started_ns; /* last fragment's time */
+	uint32_t total_len, got_len, frag_size;
 	uint8_t *buf;
 	uint64_t *have;      /* one bit per fragment */
 };
@@ -64,6 +64,8 @@ void msga__reasm_fini(struct msga__reasm *r)
 
 static void slot_reset(struct msga__reasm *r, struct msga__reasm_slot *s)
 {
+	if (s->state == SLOT_FILLING && r->on_drop)
+		r->on_drop(r->drop_arg, s->stream);
 	s->state = SLOT_FREE;
 	s->got_len = 0;
 	memset(s->have, 0, have_words(r) * sizeof(uint64_t));
@@ -99,20 +101,27 @@ static struct msga__reasm_slot *slot_for(struct msga__reasm *r,
 	free_slot->stream = f->stream;
 	free_slot->msg_seq = f->msg_seq;
 	free_slot->total_len = f->total_len;
+	free_slot->frag_size = f->frag_size ? f->frag_size : r->frag_size;
 	free_slot->started_ns = now_ns;
 	return free_slot;
 }
 
 /* Fragment geometry: every fragment but the last is frag_size long. */
+static uint32_t frag_size_of(const struct msga__reasm *r,
+			     const struct msga__frag *f)
+{
+	return f->frag_size ? f->frag_size : r->frag_size;
+}
+
 static int frag_valid(const struct msga__reasm *r, const struct msga__frag *f)
 {
-	uint32_t last_len;
+	uint32_t fs = frag_size_of(r, f), last_len;
 
 	if (!f->total_len || f->total_len > r->max_msg || !f->len ||
-	    f->offset % r->frag_size || f->offset >= f->total_len)
+	    fs < r->frag_size || f->offset % fs || f->offset >= f->total_len)
 		return 0;
-	last_len = f->total_len - f->offset < r->frag_size ?
-		   f->total_len - f->offset : r->frag_size;
+	last_len = f->total_len - f->offset < fs ? f->total_len - f->offset :
+						   fs;
 	return f->len == last_len;
 }
 
@@ -131,17 +140,18 @@ int msga__reasm_add(struct msga__reasm *r, const struct msga__frag *f,
 		r->c.dropped_evicted++; /* all slots await release */
 		return 0;
 	}
-	if (s->total_len != f->total_len) {
+	if (s->total_len != f->total_len || s->frag_size != frag_size_of(r, f)) {
 		r->c.dropped_invalid++;
 		slot_reset(r, s);
 		return -EINVAL;
 	}
-	idx = f->offset / r->frag_size;
+	idx = f->offset / s->frag_size;
 	if (s->have[idx / 64] & (1ull << (idx % 64))) {
 		r->c.dup_fragments++;
 		return 0;
 	}
 	s->have[idx / 64] |= 1ull << (idx % 64);
+	s->started_ns = now_ns; /* the timeout counts from the last fragment */
 	memcpy(s->buf + f->offset, f->data, f->len);
 	s->got_len += f->len;
 	if (s->got_len < s->total_len)

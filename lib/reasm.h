@@ -4,9 +4,11 @@
  * MTU), with bounded memory. A fixed number of slots, each as large as the
  * largest message, is allocated once; fragments of one message go into one
  * slot at their offset, in any order. A message completes when all its
- * bytes arrived. Incomplete messages are dropped and counted when they
- * outlive the timeout, or when every slot is busy and a new message needs
- * one (the oldest is evicted: fresh market data beats stale). Pure logic.
+ * bytes arrived. Incomplete messages are dropped and counted when none of
+ * their fragments arrived for the timeout (a big message still flowing is
+ * not stale, however long it takes), or when every slot is busy and a new
+ * message needs one (the least recently fed is evicted: fresh market data
+ * beats stale). Pure logic.
  */
 #ifndef MSGA_REASM_H
 #define MSGA_REASM_H
@@ -29,6 +31,7 @@ struct msga__frag {
 	uint32_t total_len;  /* whole message */
 	uint32_t offset;     /* of this fragment's bytes */
 	uint32_t len;        /* of this fragment */
+	uint32_t frag_size;  /* its message's fragment size; 0 = frag_size */
 	const void *data;
 };
 
@@ -38,12 +41,19 @@ struct msga__reasm {
 	struct msga__reasm_slot *slots;
 	unsigned int nslots;
 	uint32_t max_msg;     /* largest message accepted */
-	uint32_t frag_size;   /* fragment payload: all but the last are this */
+	uint32_t frag_size;   /* smallest fragment payload accepted */
 	uint64_t timeout_ns;
 	struct msga__reasm_counters c;
+	/* Told of every message dropped incomplete, for per-stream counts. */
+	void (*on_drop)(void *arg, uint64_t stream);
+	void *drop_arg;
 };
 
-/* Allocate nslots * max_msg bytes up front. 0 or -EINVAL / -ENOMEM. */
+/*
+ * Allocate nslots * max_msg bytes up front. frag_size is the smallest
+ * fragment a message may be cut into (each message says its own, at
+ * least this). 0 or -EINVAL / -ENOMEM.
+ */
 int msga__reasm_init(struct msga__reasm *r, unsigned int nslots,
 		     uint32_t max_msg, uint32_t frag_size, uint64_t timeout_ns);
 void msga__reasm_fini(struct msga__reasm *r);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcast.h"
 #include "pubsub.h"
 #include "topic.h"
 
@@ -30,7 +31,9 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	if (subp)
 		*subp = NULL;
 	if (!ctx || !attr || !subp || attr->size < SUB_ATTR_MIN_SIZE ||
-	    attr->flags || !attr->on_msg || msga__pattern_check(attr->pattern))
+	    (attr->flags & ~(uint32_t)(MSGA_SUB_NO_LOCAL |
+					MSGA_SUB_STOP_ON_GAP)) ||
+	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	ret = msga__ctx_cm_channel(ctx);
 	if (ret)
@@ -43,7 +46,9 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->on_msg = attr->on_msg;
 	sub->on_event = attr->on_event;
 	sub->user = attr->user;
+	sub->flags = attr->flags;
 	msga__list_init(&sub->conns);
+	msga__list_init(&sub->mships);
 	msga__list_add_tail(&ctx->subs, &sub->ctx_node);
 	*subp = sub;
 	return 0;
@@ -59,6 +64,7 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 		msga__conn_kill(own_conn(pos), 0, 0);
 		msga__conn_free(own_conn(pos));
 	}
+	msga__msub_fini(sub);
 	msga__list_del(&sub->ctx_node);
 	free(sub);
 }
@@ -73,6 +79,8 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 	struct msga__conn *c;
 	int ret;
 
+	if (sub && uri && !strncmp(uri, "mcast://", 8))
+		return msga__msub_connect(sub, uri);
 	if (!sub || msga__parse_uri(uri, &ss))
 		return -EINVAL;
 	c = msga__conn_new(sub->ctx, &geom);
@@ -122,7 +130,7 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		msga__conn_kill(c, 0, 0);
 		return 0;
 	}
-	return -ENOENT;
+	return msga__msub_disconnect(sub, conn_id);
 }
 
 /* ---------------------------------------------------- connection events */
@@ -307,6 +315,8 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 	slot = msg->priv_;
 	if (!slot)
 		return -EOPNOTSUPP;
+	if (slot->ud)
+		return msga__msub_hold(slot);
 	if (*held_mark(msg) & MSGA__WF_HELD)
 		return -EALREADY;
 	if (slot->conn->cur != slot)
@@ -322,6 +332,10 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 	struct msga__rxslot *slot = msg ? msg->priv_ : NULL;
 	struct msga__conn *c;
 
+	if (slot && slot->ud) {
+		msga__msub_release(slot);
+		return;
+	}
 	if (!slot || !slot->held || !(*held_mark(msg) & MSGA__WF_HELD))
 		return;
 	c = slot->conn;

@@ -10,48 +10,7 @@
 
 #include "msgaccel.h"
 #include "wire.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
+#include "byteorder.h"
 
 void msga__wire_hdr_put(void *buf, const struct msga__wire_hdr *h)
 {
@@ -59,11 +18,11 @@ void msga__wire_hdr_put(void *buf, const struct msga__wire_hdr *h)
 
 	p[0] = h->type;
 	p[1] = h->flags;
-	put16(p + 2, h->topic);
-	put32(p + 4, h->credit);
-	put64(p + 8, h->seq);
-	put32(p + 16, h->len);
-	put32(p + 20, h->off);
+	msga__put16(p + 2, h->topic);
+	msga__put32(p + 4, h->credit);
+	msga__put64(p + 8, h->seq);
+	msga__put32(p + 16, h->len);
+	msga__put32(p + 20, h->off);
 }
 
 /* A DATA fragment must lie inside its message, and the message size limit. */
@@ -89,11 +48,11 @@ int msga__wire_hdr_get(const void *buf, size_t n, struct msga__wire_hdr *h)
 	payload = n - MSGA__WIRE_HDR_LEN;
 	h->type = p[0];
 	h->flags = p[1];
-	h->topic = get16(p + 2);
-	h->credit = get32(p + 4);
-	h->seq = get64(p + 8);
-	h->len = get32(p + 16);
-	h->off = get32(p + 20);
+	h->topic = msga__get16(p + 2);
+	h->credit = msga__get32(p + 4);
+	h->seq = msga__get64(p + 8);
+	h->len = msga__get32(p + 16);
+	h->off = msga__get32(p + 20);
 	switch (h->type) {
 	case MSGA__W_DATA:
 		return data_ok(h, payload) ? 0 : -EPROTO;
@@ -123,7 +82,7 @@ int msga__wire_batch_next(const void *buf, size_t n, size_t *off,
 		return 0;
 	if (left < MSGA__WIRE_HDR_LEN)
 		return -EPROTO;
-	len = get32(p + 16);
+	len = msga__get32(p + 16);
 	if (len > left - MSGA__WIRE_HDR_LEN ||
 	    msga__wire_hdr_get(p, MSGA__WIRE_HDR_LEN + len, h) ||
 	    h->type != MSGA__W_DATA ||
@@ -137,11 +96,11 @@ void msga__wire_hello_put(void *buf, const struct msga__wire_hello *h)
 {
 	uint8_t *p = buf;
 
-	put32(p, MSGA__WIRE_MAGIC);
-	put16(p + 4, MSGA__WIRE_VERSION);
-	put16(p + 6, h->role);
-	put32(p + 8, h->recv_depth);
-	put32(p + 12, h->slot_size);
+	msga__put32(p, MSGA__WIRE_MAGIC);
+	msga__put16(p + 4, MSGA__WIRE_VERSION);
+	msga__put16(p + 6, h->role);
+	msga__put32(p + 8, h->recv_depth);
+	msga__put32(p + 12, h->slot_size);
 }
 
 /*
@@ -155,11 +114,11 @@ int msga__wire_hello_get(const void *buf, size_t n,
 
 	if (!buf || n < MSGA__WIRE_HELLO_LEN)
 		return -EPROTO;
-	h->magic = get32(p);
-	h->version = get16(p + 4);
-	h->role = get16(p + 6);
-	h->recv_depth = get32(p + 8);
-	h->slot_size = get32(p + 12);
+	h->magic = msga__get32(p);
+	h->version = msga__get16(p + 4);
+	h->role = msga__get16(p + 6);
+	h->recv_depth = msga__get32(p + 8);
+	h->slot_size = msga__get32(p + 12);
 	if (h->magic != MSGA__WIRE_MAGIC || h->version != MSGA__WIRE_VERSION ||
 	    h->role < 1 || h->role > 2 || h->recv_depth < 4 ||
 	    h->slot_size < MSGA__WIRE_HDR_LEN + MSGA_TOPIC_MAX + 1)

@@ -69,6 +69,8 @@ Test(mcast_map, bad_ranges_are_einval)
 		"224.0.0.0/16",      /* reaches 224.0.0.0/24 */
 		"224.0.0.0/24",      /* is 224.0.0.0/24 */
 		"224.0.0.0/4",       /* prefix too short: more than 24 host bits */
+		"224.0.0.5/32",      /* one group inside 224.0.0.0/24 (OSPF) */
+		"224.0.0.128/25",
 		"239.0.0.0/33",
 		"239.0.0.0/x",
 		"239.0.0.0/",
@@ -85,4 +87,7 @@ Test(mcast_map, bad_ranges_are_einval)
 	cr_expect_eq(msga__mcast_range_parse(NULL, &r), -EINVAL);
 	cr_expect_eq(msga__mcast_range_parse("224.0.1.0/24", &r), 0,
 		     "224.0.1.0/24 is outside the control block");
+	cr_expect_eq(msga__mcast_range_parse("ff15::1:2/128", &r), 0,
+		     "an IPv6 range may be one group");
+	cr_expect_eq(r.host_bits, 0);
 }

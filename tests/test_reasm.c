@@ -34,7 +34,9 @@ static struct msga__frag frag(uint64_t stream, uint64_t seq, uint32_t total,
 	uint32_t off = idx * FRAG;
 	uint32_t len = total - off < FRAG ? total - off : FRAG;
 
-	return (struct msga__frag){ stream, seq, total, off, len, src + off };
+	return (struct msga__frag){ .stream = stream, .msg_seq = seq,
+				    .total_len = total, .offset = off,
+				    .len = len, .data = src + off };
 }
 
 static uint32_t nfrags(uint32_t total)
@@ -168,4 +170,103 @@ Test(reasm, init_rejects_bad_geometry)
 	cr_expect_eq(msga__reasm_init(&x, 0, 100, 10, 1), -EINVAL);
 	cr_expect_eq(msga__reasm_init(&x, 1, 100, 200, 1), -EINVAL);
 	cr_expect_eq(msga__reasm_init(&x, 1, 100, 10, 0), -EINVAL);
+}
+
+static unsigned int drops_seen;
+static uint64_t drop_stream;
+
+static void count_drop(void *arg, uint64_t stream)
+{
+	(void)arg;
+	drops_seen++;
+	drop_stream = stream;
+}
+
+Test(reasm, each_message_may_use_its_own_fragment_size)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f = { .stream = 1, .msg_seq = 1, .total_len = 3 * FRAG,
+				.offset = 0, .len = 2 * FRAG,
+				.frag_size = 2 * FRAG, .data = src };
+
+	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
+	f.offset = 2 * FRAG;
+	f.len = FRAG;
+	f.data = src + 2 * FRAG;
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 1);
+	cr_assert_eq(len, 3 * FRAG);
+	cr_assert_eq(memcmp(msg, src, len), 0);
+	msga__reasm_release(&q, msg);
+	/* smaller than the configured minimum: refused */
+	f.frag_size = FRAG / 2;
+	f.offset = 0;
+	f.len = FRAG / 2;
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), -EINVAL);
+	msga__reasm_fini(&q);
+}
+
+Test(reasm, a_fragment_size_change_mid_message_drops_it)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f = frag(4, 1, 3 * FRAG, 0);
+
+	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
+	q.on_drop = count_drop;
+	drops_seen = 0;
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
+	f = frag(4, 1, 3 * FRAG, 1);
+	f.frag_size = 2 * FRAG;
+	f.offset = 2 * FRAG;
+	f.len = FRAG;
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), -EINVAL);
+	cr_assert_eq(drops_seen, 1);
+	cr_assert_eq(drop_stream, 4);
+	msga__reasm_fini(&q);
+}
+
+Test(reasm, timeouts_and_evictions_are_reported_per_stream)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len;
+	struct msga__frag a = frag(10, 1, 3 * FRAG, 0);
+	struct msga__frag b = frag(11, 1, 3 * FRAG, 0);
+	struct msga__frag c = frag(12, 1, 3 * FRAG, 0);
+
+	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
+	q.on_drop = count_drop;
+	drops_seen = 0;
+	cr_assert_eq(msga__reasm_add(&q, &a, 0, &msg, &len), 0);
+	cr_assert_eq(msga__reasm_add(&q, &b, 10, &msg, &len), 0);
+	cr_assert_eq(msga__reasm_add(&q, &c, 20, &msg, &len), 0);
+	cr_assert_eq(drops_seen, 1, "the oldest (stream 10) is evicted");
+	cr_assert_eq(drop_stream, 10);
+	cr_assert_eq(msga__reasm_expire(&q, 5000), 2);
+	cr_assert_eq(drops_seen, 3);
+	msga__reasm_fini(&q);
+}
+
+Test(reasm, a_message_still_flowing_does_not_time_out)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f;
+
+	cr_assert_eq(msga__reasm_init(&q, 1, 1 << 20, FRAG, 1000), 0);
+	for (uint32_t i = 0; i < 9; i++) {
+		f = frag(1, 1, 10 * FRAG, i);
+		cr_assert_eq(msga__reasm_add(&q, &f, i * 900, &msg, &len), 0);
+		cr_assert_eq(msga__reasm_expire(&q, i * 900 + 950), 0,
+			     "fragment %u arrived 50 ns before", i);
+	}
+	f = frag(1, 1, 10 * FRAG, 9);
+	cr_assert_eq(msga__reasm_add(&q, &f, 9 * 900, &msg, &len), 1,
+		     "8.1 us from first to last, every gap under 1 us");
+	msga__reasm_fini(&q);
 }

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast.h - private types of the multicast (UD) transport: a UD endpoint
+ * (udep.c: one rdma_cm id bound to the context's address, its UD queue
+ * pair, CQ and buffers, and the groups it joined), the publisher side
+ * (mcast_pub.c) and the subscriber side (mcast_sub.c).
+ *
+ * A publisher has one endpoint for all its groups and joins them send-only
+ * where it can. A subscriber has one endpoint per membership (group), so a
+ * membership is left, stopped or freed on its own, and a message's
+ * membership is known from the queue pair it arrived on.
+ */
+#ifndef MSGA_MCAST_H
+#define MSGA_MCAST_H
+
+#include "internal.h"
+#include "mcast_map.h"
+#include "reasm.h"
+#include "ud_stream.h"
+#include "ud_wire.h"
+
+#define MSGA__UD_SUB_RX_DEPTH 512u
+/* Fragments one msga_ctx_poll() posts: others on the loop get a turn. */
+#define MSGA__UD_PUMP_BATCH 16u
+#define MSGA__UD_PUB_SQ_DEPTH 512u
+#define MSGA__UD_SIG_EVERY 32u
+#define MSGA__UD_GRH 40u
+#define MSGA__UD_HDR_SLOT 128u       /* per send queue slot: header */
+#define MSGA__UD_REASM_SLOTS 4u
+#define MSGA__UD_REASM_TIMEOUT_NS 100000000ull /* 100 ms */
+#define MSGA__UD_MIN_FRAG 128u
+
+enum msga__group_state {
+	MSGA__G_JOINING = 1,
+	MSGA__G_READY,
+	MSGA__G_FAILED,
+};
+
+/* One group an endpoint joined or is joining. */
+struct msga__mgroup {
+	struct msga__udep *ep;
+	struct sockaddr_storage addr;
+	char name[INET6_ADDRSTRLEN];
+	int state;
+	int status;                  /* FAILED: why */
+	int sendonly;                /* this join is send-only */
+	int joined;                  /* rdma_join_multicast succeeded */
+	struct ibv_ah *ah;
+	uint32_t qpn, qkey;
+};
+
+struct msga__udep {
+	int kind;                    /* MSGA__K_UD, for cm_id->context */
+	struct msga__list ctx_node;  /* ctx->udeps, polled by msga_ctx_poll */
+	struct msga__list own_node;  /* sub->mships */
+	struct msga_ctx *ctx;
+	struct msga_pub *pub;        /* owner: a publisher ... */
+	struct msga_sub *sub;        /* ... or a subscriber's membership */
+	uint32_t id;                 /* conn_id of a membership */
+	int dead;
+	int armed;                   /* CQ armed for one event */
+	struct rdma_cm_id *cm;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t max_dgram;          /* path MTU: largest datagram */
+	uint32_t max_inline;
+
+	/* receive ring (memberships) */
+	uint32_t rx_depth, rx_slot;
+	char *rx_buf;
+	struct ibv_mr *rx_mr;
+	struct msga__rxslot *rx_slots;
+	uint32_t holds;
+	struct msga__rxslot *cur;    /* slot being delivered, for hold */
+
+	/* send queue (publishers) */
+	uint32_t sq_depth, unsig;
+	uint64_t tx_seq, tx_done;
+	int32_t *tx_tag;
+	char *hdr_buf;
+	struct ibv_mr *hdr_mr;
+
+	struct msga__mgroup *groups;
+	uint32_t ngroups;
+};
+
+/* udep.c */
+int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
+		   struct msga__udep **epp);
+int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *g,
+		    int sendonly, struct msga__mgroup **gp);
+int msga__udep_sq_room(const struct msga__udep *ep);
+int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
+		    uint32_t hdr_len, const void *data, uint32_t len,
+		    uint32_t lkey, int32_t tag, int force_signal);
+char *msga__udep_hdr_slot(struct msga__udep *ep);
+int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
+int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now);
+void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
+void msga__udep_kill(struct msga__udep *ep, int status, int notify);
+void msga__udep_free(struct msga__udep *ep);
+void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
+		     enum msga_event_type type, int status);
+
+/* mcast_pub.c */
+int msga__mpub_create(struct msga_pub *pub, const char *uri);
+int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id);
+int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
+int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
+		      uint32_t slot, int big);
+void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag);
+void msga__mpub_progress(struct msga_pub *pub);
+void msga__mpub_on_group(struct msga__mgroup *g, int status);
+
+/* mcast_sub.c */
+int msga__msub_connect(struct msga_sub *sub, const char *uri);
+void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			uint32_t byte_len, uint64_t now_ns);
+void msga__msub_on_group(struct msga__mgroup *g, int status);
+int msga__msub_hold(struct msga__rxslot *slot);
+void msga__msub_release(struct msga__rxslot *slot);
+void msga__msub_fini(struct msga_sub *sub);
+int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
+void msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
+
+/* local_addr.c */
+int msga__ctx_local_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss);
+uint32_t msga__host_id(void);
+uint64_t msga__new_origin(void);
+/* "mcast://GROUP[/BITS]" into a range; -EINVAL. */
+int msga__parse_mcast_uri(const char *uri, struct msga__mcast_range *r);
+
+#endif

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast_pub.c - the multicast side of a publisher: one UD endpoint, a
+ * group per topic (the range mapping) or one group for all, datagrams
+ * that name their stream, and fragmentation of messages larger than a
+ * datagram. Claimed buffers are the same registered send slots as over
+ * RC, so claim/commit stays zero-copy. There is no receiver flow control
+ * on UD: the only back-pressure is a full send queue.
+ */
+#include <string.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+
+int msga__mpub_create(struct msga_pub *pub, const char *uri)
+{
+	struct msga_ctx *ctx = pub->ctx;
+	struct msga__mgroup *g;
+	int ret;
+
+	if (msga__parse_mcast_uri(uri, &pub->mc_range))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
+				      "multicast uri '%s'", uri);
+	ret = msga__udep_new(ctx, 0, MSGA__UD_PUB_SQ_DEPTH, &pub->mc);
+	if (ret)
+		return ret;
+	pub->mc->pub = pub;
+	pub->origin = msga__new_origin();
+	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
+	if (pub->frag < MSGA__UD_MIN_FRAG)
+		return msga__ctx_fail(ctx, -EMSGSIZE, "path MTU %u too small",
+				      pub->mc->max_dgram);
+	if (pub->mc_range.host_bits == 0)
+		return msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
+	return 0;
+}
+
+static int same_addr(const struct sockaddr_storage *a,
+		     const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+/* A new topic: find or join the group its name maps to. */
+int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
+{
+	struct msga__topic *t = &pub->topics[topic_id];
+	struct msga__udep *ep = pub->mc;
+	struct sockaddr_storage addr;
+	struct msga__mgroup *g;
+	uint32_t i;
+	int ret;
+
+	t->name_len = (uint8_t)strlen(t->name);
+	msga__mcast_group_of(&pub->mc_range, t->name, &addr);
+	for (i = 0; i < ep->ngroups; i++)
+		if (same_addr(&ep->groups[i].addr, &addr))
+			break;
+	if (i == ep->ngroups) {
+		ret = msga__udep_join(ep, &addr, 1, &g);
+		if (ret)
+			return ret;
+	}
+	t->group = i;
+	return 0;
+}
+
+static uint32_t single_max(const struct msga_pub *pub, uint32_t topic_id)
+{
+	return pub->mc->max_dgram -
+	       msga__udw_hdr_len(pub->topics[topic_id].name_len);
+}
+
+static uint32_t frags_of(const struct msga_pub *pub, size_t len)
+{
+	return (uint32_t)((len + pub->frag - 1) / pub->frag);
+}
+
+/* Can a message of len bytes on topic_id go out now? 0 or -errno. */
+int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
+{
+	const struct msga__mgroup *g = &pub->mc->groups[pub->topics[topic_id].group];
+
+	if (pub->mc->dead)
+		return -ENETDOWN;
+	if (g->state == MSGA__G_FAILED)
+		return g->status;
+	if (g->state != MSGA__G_READY || pub->pumping)
+		return -EAGAIN;
+	/* A message up to MSGA_FRAG_MAX goes out whole at commit. */
+	if (len <= single_max(pub, topic_id))
+		return msga__udep_sq_room(pub->mc) >= 1 ? 0 : -EAGAIN;
+	if (len <= MSGA_FRAG_MAX)
+		return msga__udep_sq_room(pub->mc) >= (int)frags_of(pub, len) ?
+			0 : -EAGAIN;
+	return pub->big_inflight ? -EAGAIN : 0;
+}
+
+/* Post one datagram of the message in pub->pump_*; 1 if its data is held. */
+static int post_piece(struct msga_pub *pub, uint32_t off, uint32_t n,
+		      uint32_t flags)
+{
+	const struct msga__topic *t = &pub->topics[pub->big_topic];
+	struct msga__udep *ep = pub->mc;
+	struct msga__udw_hdr h = {
+		.flags = (uint8_t)flags, .topic_len = t->name_len,
+		.frag_size = (uint16_t)pub->frag, .msg_len = pub->big_len,
+		.off = off, .origin = pub->origin, .seq = pub->big_seq,
+	};
+	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
+	int inl = hl + n <= ep->max_inline;
+	/*
+	 * The big buffer comes back only through completions: signal the
+	 * last datagram of a big message so it cannot wait for later traffic.
+	 */
+	int last_big = (flags & MSGA__UDW_LAST) &&
+		       pub->pump_tag == MSGA__TAG_BIG;
+	int ret = msga__udep_send(ep, &ep->groups[t->group], hl,
+				  pub->pump_data + off, n, pub->pump_lkey,
+				  pub->pump_tag, last_big);
+
+	if (ret)
+		return ret;
+	return !inl;
+}
+
+static void held_by_send(struct msga_pub *pub)
+{
+	if (pub->pump_tag == MSGA__TAG_BIG)
+		pub->big_inflight++;
+	else
+		pub->tx_ref[pub->pump_tag]++;
+}
+
+/* Fragments of the current message while the send queue has room. */
+static void pump(struct msga_pub *pub)
+{
+	uint32_t batch = 0;
+
+	while (pub->pumping && msga__udep_sq_room(pub->mc) > 0 &&
+	       batch++ < MSGA__UD_PUMP_BATCH) {
+		uint32_t off = pub->pump_off, left = pub->big_len - off;
+		uint32_t n = left < pub->frag ? left : pub->frag;
+		int ret = post_piece(pub, off, n,
+				     (off ? 0 : MSGA__UDW_FIRST) |
+				     (n == left ? MSGA__UDW_LAST : 0));
+
+		if (ret < 0) {
+			msga__udep_kill(pub->mc, ret, 0);
+			pub->pumping = 0;
+			break;
+		}
+		if (ret)
+			held_by_send(pub);
+		pub->pump_off += n;
+		if (pub->pump_off == pub->big_len)
+			pub->pumping = 0;
+	}
+}
+
+int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
+		      uint32_t slot, int big)
+{
+	uint32_t len = (uint32_t)claim->len;
+	int ret = 1;
+
+	pub->big_topic = (uint16_t)claim->topic_id;
+	pub->big_len = len;
+	pub->big_seq = ++pub->topics[claim->topic_id].seq;
+	pub->pump_data = claim->data;
+	pub->pump_off = 0;
+	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
+	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
+	if (len <= single_max(pub, claim->topic_id)) {
+		int held = post_piece(pub, 0, len,
+				      MSGA__UDW_FIRST | MSGA__UDW_LAST);
+
+		if (held > 0)
+			held_by_send(pub);
+		else if (held < 0)
+			ret = held;
+	} else {
+		pub->pumping = 1;
+		pump(pub);
+	}
+	if (!big && !pub->tx_ref[slot])
+		msga__pub_slot_put(pub, slot);
+	if (ret < 0)
+		msga__udep_kill(pub->mc, ret, 0);
+	pub->big_busy = pub->pumping;
+	return ret;
+}
+
+void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag)
+{
+	if (tag == MSGA__TAG_BIG) {
+		pub->big_inflight--;
+		return;
+	}
+	if (--pub->tx_ref[tag] == 0)
+		msga__pub_slot_put(pub, (uint32_t)tag);
+}
+
+void msga__mpub_progress(struct msga_pub *pub)
+{
+	if (pub->pumping)
+		pump(pub);
+	pub->big_busy = pub->pumping;
+}
+
+void msga__mpub_on_group(struct msga__mgroup *g, int status)
+{
+	msga__udep_emit(g->ep, g, status ? MSGA_EVENT_CONNECT_FAILED :
+					   MSGA_EVENT_CONNECTED, status);
+}

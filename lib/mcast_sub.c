@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast_sub.c - the multicast side of a subscriber: one UD endpoint per
+ * membership (group), datagrams checked and filtered (format, self-
+ * delivery, topic pattern), then per-stream sequence tracking that turns
+ * every loss, duplicate and reordering into an event and a counter, and
+ * reassembly of fragmented messages in bounded memory. One-datagram
+ * messages are delivered in place from the receive ring.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+#include "topic.h"
+
+static struct msga__udep *mship(struct msga__list *pos)
+{
+	return msga__container_of(pos, struct msga__udep, own_node);
+}
+
+static int pattern_is_prefix(const char *pattern)
+{
+	size_t n = strlen(pattern);
+
+	return n && pattern[n - 1] == '*';
+}
+
+static void on_reasm_drop(void *arg, uint64_t stream)
+{
+	struct msga_sub *sub = arg;
+
+	if (stream < sub->streams.n)
+		sub->streams.streams[stream].reasm_drops++;
+}
+
+static int msub_init(struct msga_sub *sub)
+{
+	int ret;
+
+	if (sub->streams.streams)
+		return 0;
+	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX);
+	if (ret)
+		return ret;
+	/* Allocated now, not on the first fragment: no surprise later. */
+	ret = msga__reasm_init(&sub->reasm, MSGA__UD_REASM_SLOTS, MSGA_MSG_MAX,
+			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
+	if (ret) {
+		msga__ustreams_fini(&sub->streams);
+		return ret;
+	}
+	sub->reasm.on_drop = on_reasm_drop;
+	sub->reasm.drop_arg = sub;
+	return 0;
+}
+
+int msga__msub_connect(struct msga_sub *sub, const char *uri)
+{
+	struct msga_ctx *ctx = sub->ctx;
+	struct msga__mcast_range range;
+	struct sockaddr_storage group;
+	struct msga__mgroup *g;
+	struct msga__udep *ep;
+	int ret;
+
+	if (msga__parse_mcast_uri(uri, &range))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
+				      "multicast uri '%s'", uri);
+	if (range.host_bits && pattern_is_prefix(sub->pattern))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: a "
+				      "prefix pattern needs one group, not "
+				      "the range %s", uri);
+	msga__mcast_group_of(&range, sub->pattern, &group);
+	ret = msub_init(sub);
+	if (ret)
+		return ret;
+	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, 0, &ep);
+	if (ret)
+		return ret;
+	ep->sub = sub;
+	ep->id = sub->next_id++;
+	msga__list_add_tail(&sub->mships, &ep->own_node);
+	ret = msga__udep_join(ep, &group, 0, &g);
+	if (ret) {
+		msga__udep_free(ep);
+		return ret;
+	}
+	return (int)ep->id;
+}
+
+void msga__msub_on_group(struct msga__mgroup *g, int status)
+{
+	if (!status) {
+		msga__udep_emit(g->ep, g, MSGA_EVENT_CONNECTED, 0);
+		return;
+	}
+	msga__udep_emit(g->ep, g, MSGA_EVENT_CONNECT_FAILED, status);
+	msga__udep_kill(g->ep, status, 0);
+}
+
+static void stream_event(struct msga__udep *ep, const struct msga__ustream *s,
+			 enum msga_event_type type, uint64_t seq,
+			 uint64_t count)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga_event ev = {
+		.type = type, .conn_id = ep->id, .sub = sub,
+		.peer = ep->ngroups ? ep->groups[0].name : "",
+		.topic = s->topic, .origin = s->origin, .seq = seq,
+		.count = count,
+	};
+
+	if (sub->on_event)
+		sub->on_event(&ev, sub->user);
+}
+
+/* Sequence check, events, then the user's callback. */
+static void deliver(struct msga__udep *ep, struct msga__ustream *s,
+		    struct msga__rxslot *slot, const struct msga__udw_hdr *h,
+		    const void *data, uint32_t len, uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	uint64_t missing = 0;
+	struct msga_msg msg = {
+		.data = data, .len = len, .topic = s->topic,
+		.topic_id = msga__ustreams_pos(&sub->streams, s),
+		.conn_id = ep->id, .seq = h->seq, .rx_time_ns = now_ns,
+		.priv_ = slot, .origin = h->origin,
+	};
+
+	switch (msga__seq_accept(&s->seq, h->seq, &missing)) {
+	case MSGA__SEQ_NEXT:
+		break;
+	case MSGA__SEQ_GAP:
+		stream_event(ep, s, MSGA_EVENT_GAP, h->seq - missing, missing);
+		if (sub->flags & MSGA_SUB_STOP_ON_GAP) {
+			s->seq.c.delivered--; /* it is not */
+			msga__udep_kill(ep, -EPIPE, 1);
+			return;
+		}
+		break;
+	case MSGA__SEQ_LATE:
+		stream_event(ep, s, MSGA_EVENT_REORDER, h->seq, 1);
+		break;
+	case MSGA__SEQ_DUP:
+		stream_event(ep, s, MSGA_EVENT_DUPLICATE, h->seq, 1);
+		return;
+	default: /* from before we joined: not ours to report */
+		return;
+	}
+	if (ep->dead)
+		return;
+	s->bytes += len;
+	if (h->seq > s->last_seq)
+		s->last_seq = h->seq;
+	ep->cur = slot;
+	sub->on_msg(&msg, sub->user);
+	ep->cur = NULL;
+}
+
+static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
+		       const struct msga__udw_hdr *h, const char *payload,
+		       uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga__frag f = {
+		.stream = msga__ustreams_pos(&sub->streams, s),
+		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
+		.len = h->payload, .frag_size = h->frag_size, .data = payload,
+	};
+	const void *msg;
+	uint32_t len;
+
+	if (msga__reasm_add(&sub->reasm, &f, now_ns, &msg, &len) != 1)
+		return;
+	deliver(ep, s, NULL, h, msg, len, now_ns);
+	msga__reasm_release(&sub->reasm, msg);
+}
+
+static int is_local(const struct msga_sub *sub, uint64_t origin)
+{
+	return (sub->flags & MSGA_SUB_NO_LOCAL) &&
+	       (uint32_t)(origin >> 32) == msga__host_id();
+}
+
+static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
+		     const char *buf, uint32_t n, uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga__ustream *s;
+	struct msga__udw_hdr h;
+	char topic[MSGA_TOPIC_MAX + 1];
+
+	if (msga__udw_get(buf, n, &h)) {
+		sub->st.foreign++;
+		return;
+	}
+	if (is_local(sub, h.origin)) {
+		sub->st.local++;
+		return;
+	}
+	memcpy(topic, h.topic, h.topic_len);
+	topic[h.topic_len] = '\0';
+	if (!msga__topic_match(sub->pattern, topic)) {
+		sub->st.filtered++;
+		return;
+	}
+	s = msga__ustreams_get(&sub->streams, h.origin, h.topic, h.topic_len,
+			       ep->id);
+	if (!s) {
+		sub->st.overflow++;
+		return;
+	}
+	if (h.flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
+		deliver(ep, s, slot, &h, buf + h.hdr_len, h.payload, now_ns);
+	else
+		reassemble(ep, s, &h, buf + h.hdr_len, now_ns);
+}
+
+void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			uint32_t byte_len, uint64_t now_ns)
+{
+	const char *buf = ep->rx_buf + (size_t)slot->idx * ep->rx_slot;
+
+	if (byte_len >= MSGA__UD_GRH)
+		classify(ep, slot, buf + MSGA__UD_GRH, byte_len - MSGA__UD_GRH,
+			 now_ns);
+	else
+		ep->sub->st.foreign++;
+	if (slot->held || ep->dead)
+		return;
+	if (msga__udep_post_recv(ep, slot->idx))
+		msga__udep_kill(ep, -EIO, 1);
+}
+
+/* One datagram, one message: holding one keeps its buffer off the ring. */
+int msga__msub_hold(struct msga__rxslot *slot)
+{
+	if (slot->held)
+		return -EALREADY;
+	if (slot->ud->cur != slot)
+		return -EINVAL; /* only inside the message's callback */
+	slot->held = 1;
+	slot->ud->holds++;
+	return 0;
+}
+
+void msga__msub_release(struct msga__rxslot *slot)
+{
+	struct msga__udep *ep = slot->ud;
+
+	if (!slot->held)
+		return;
+	slot->held = 0;
+	ep->holds--;
+	if (ep->dead) {
+		ep->ctx->reap = 1;
+		return;
+	}
+	if (msga__udep_post_recv(ep, slot->idx))
+		msga__udep_kill(ep, -EIO, 1);
+}
+
+void msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
+{
+	msga__reasm_expire(&sub->reasm, now_ns);
+}
+
+int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->mships) {
+		struct msga__udep *ep = mship(pos);
+
+		if (ep->id == conn_id && !ep->dead) {
+			msga__udep_kill(ep, 0, 0);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void msga__msub_fini(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->mships)
+		msga__udep_free(mship(pos));
+	msga__ustreams_fini(&sub->streams);
+	msga__reasm_fini(&sub->reasm);
+}
+
+MSGA_API int msga_sub_stats(const struct msga_sub *sub,
+			    struct msga_sub_stats *st)
+{
+	if (!sub || !st || st->size < sizeof(*st))
+		return -EINVAL;
+	*st = sub->st;
+	st->size = sizeof(*st);
+	st->streams = sub->streams.n;
+	for (uint32_t i = 0; i < sub->streams.n; i++) {
+		const struct msga__ustream *s = &sub->streams.streams[i];
+
+		st->msgs += s->seq.c.delivered;
+		st->bytes += s->bytes;
+		st->gaps += s->seq.c.gaps;
+		st->missing += s->seq.c.missing;
+		st->dups += s->seq.c.dups;
+		st->late += s->seq.c.late;
+		st->reasm_drops += s->reasm_drops;
+	}
+	return 0;
+}
+
+MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
+				   struct msga_stream_stats *st)
+{
+	if (!sub || !st || st->size < sizeof(*st))
+		return -EINVAL;
+	if (idx >= sub->streams.n)
+		return -ENOENT;
+	msga__ustream_stats(&sub->streams.streams[idx], st);
+	return 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* ud_wire.c - encode and check the datagram header of ud_wire.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "msgaccel.h"
+#include "byteorder.h"
+#include "ud_wire.h"
+
+void msga__udw_restamp(void *buf, const struct msga__udw_hdr *h)
+{
+	uint8_t *p = buf;
+
+	p[5] = h->flags;
+	msga__put64(p + 16, h->seq);
+	msga__put32(p + 24, h->msg_len);
+	msga__put32(p + 28, h->off);
+}
+
+uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
+		       const char *topic)
+{
+	uint32_t len = msga__udw_hdr_len(h->topic_len);
+	uint8_t *p = buf;
+
+	memset(p, 0, len);
+	msga__put32(p, MSGA__UDW_MAGIC);
+	p[4] = MSGA__UDW_VERSION;
+	p[6] = h->topic_len;
+	msga__put64(p + 8, h->origin);
+	msga__put16(p + 32, h->frag_size);
+	memcpy(p + MSGA__UDW_FIXED, topic, h->topic_len);
+	msga__udw_restamp(buf, h);
+	return len;
+}
+
+/* The fragment lies inside its message, and whole messages are whole. */
+static int frag_ok(const struct msga__udw_hdr *h)
+{
+	uint32_t flags = h->flags;
+
+	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST) || !h->seq ||
+	    h->msg_len > MSGA_MSG_MAX || h->off > h->msg_len ||
+	    h->payload > h->msg_len - h->off)
+		return 0;
+	if ((flags & MSGA__UDW_FIRST) && h->off)
+		return 0;
+	if ((flags & MSGA__UDW_LAST) && h->off + h->payload != h->msg_len)
+		return 0;
+	if (flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
+		return 1;
+	/* A fragment: every one but the last carries frag_size bytes. */
+	return h->frag_size && h->payload &&
+	       h->off % h->frag_size == 0 &&
+	       ((flags & MSGA__UDW_LAST) || h->payload == h->frag_size);
+}
+
+int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
+{
+	const uint8_t *p = buf;
+
+	if (n < MSGA__UDW_FIXED || msga__get32(p) != MSGA__UDW_MAGIC)
+		return -EBADMSG;
+	if (p[4] != MSGA__UDW_VERSION)
+		return -EPROTO;
+	h->flags = p[5];
+	h->topic_len = p[6];
+	h->origin = msga__get64(p + 8);
+	h->seq = msga__get64(p + 16);
+	h->msg_len = msga__get32(p + 24);
+	h->off = msga__get32(p + 28);
+	h->frag_size = msga__get16(p + 32);
+	h->topic = (const char *)p + MSGA__UDW_FIXED;
+	h->hdr_len = msga__udw_hdr_len(h->topic_len);
+	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX || h->hdr_len > n ||
+	    memchr(h->topic, '\0', h->topic_len))
+		return -EPROTO;
+	h->payload = (uint32_t)(n - h->hdr_len);
+	return frag_ok(h) ? 0 : -EPROTO;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ud_wire.h - the bytes of one msgaccel datagram (UD unicast or multicast).
+ * There is no connection to announce topics or to carry state, so every
+ * datagram names its stream: the publisher's origin id and the topic
+ * name. Little-endian:
+ *
+ *   0  u32 magic      "MSGU"
+ *   4  u8  version    1
+ *   5  u8  flags      FIRST and LAST fragment bits
+ *   6  u8  topic_len  1..MSGA_TOPIC_MAX
+ *   7  u8  reserved   0
+ *   8  u64 origin     publisher id (high 32 bits: host)
+ *  16  u64 seq        per-topic sequence number, from 1
+ *  24  u32 msg_len    whole message length
+ *  28  u32 off        offset of this fragment's bytes in the message
+ *  32  u16 frag_size  payload of every fragment but the last
+ *  34  u16 reserved   0
+ *  36  topic name (topic_len bytes), zero padding to a multiple of 8
+ *
+ * then the payload. A whole message in one datagram has FIRST|LAST, off 0.
+ */
+#ifndef MSGA_UD_WIRE_H
+#define MSGA_UD_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MSGA__UDW_MAGIC 0x5547534du /* "MSGU" little-endian */
+#define MSGA__UDW_VERSION 1u
+#define MSGA__UDW_FIXED 36u
+/* Longest header: fixed part plus the longest name, padded. */
+#define MSGA__UDW_HDR_MAX 104u
+#define MSGA__UDW_FIRST 1u
+#define MSGA__UDW_LAST 2u
+
+struct msga__udw_hdr {
+	uint8_t flags;
+	uint8_t topic_len;
+	uint16_t frag_size;
+	uint32_t msg_len;
+	uint32_t off;
+	uint64_t origin;
+	uint64_t seq;
+	const char *topic;   /* decode: points into the datagram, not NUL-ended */
+	uint32_t hdr_len;    /* decode: where the payload starts */
+	uint32_t payload;    /* decode: payload bytes in this datagram */
+};
+
+/* Header length for a topic name of topic_len bytes. */
+static inline uint32_t msga__udw_hdr_len(uint32_t topic_len)
+{
+	return (MSGA__UDW_FIXED + topic_len + 7u) & ~7u;
+}
+
+/* Write the header for h and topic (h->topic_len bytes); returns its length. */
+uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
+		       const char *topic);
+/* Rewrite only the per-datagram fields (flags, seq, msg_len, off). */
+void msga__udw_restamp(void *buf, const struct msga__udw_hdr *h);
+/*
+ * Decode and check a received datagram of n bytes: 0, or -EPROTO when it is
+ * not msgaccel's (bad magic or version, too short) or is inconsistent.
+ * -EBADMSG tells a foreign datagram (no magic) from a malformed one.
+ */
+int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h);
+
+#endif

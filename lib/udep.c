@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udep.c - a UD endpoint: an rdma_cm id in the UDP port space bound to the
+ * context's address, its UD queue pair (made by rdma_create_qp, which sets
+ * the Q_Key rdma_cm's groups use), one CQ, a receive ring sized for the
+ * path MTU plus the 40-byte GRH, per-send-slot header buffers, and the
+ * multicast groups it joined. Teardown works in any state.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+
+static int udep_bind(struct msga__udep *ep)
+{
+	struct msga_ctx *ctx = ep->ctx;
+	struct sockaddr_storage local;
+	int ret = msga__ctx_local_addr(ctx, &local);
+
+	if (ret)
+		return ret;
+	ret = msga__ctx_cm_channel(ctx);
+	if (ret)
+		return ret;
+	if (rdma_create_id(ctx->cm_ch, &ep->cm, ep, RDMA_PS_UDP))
+		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+				      "rdma_create_id(UDP)");
+	if (rdma_bind_addr(ep->cm, (struct sockaddr *)&local))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRNOTAVAIL),
+				      "rdma_bind_addr for multicast");
+	if (ep->cm->verbs != ctx->verbs)
+		return msga__ctx_fail(ctx, -ENODEV, "the context's address is "
+				      "not on %s", ctx->dev_name);
+	return 0;
+}
+
+static int udep_create_qp(struct msga__udep *ep)
+{
+	struct msga_ctx *ctx = ep->ctx;
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = ep->sq_depth ? ep->sq_depth : 1,
+			 .max_recv_wr = ep->rx_depth ? ep->rx_depth : 1,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = ctx->max_inline },
+	};
+
+	ep->cq = ibv_create_cq(ctx->verbs, (int)(qia.cap.max_send_wr +
+						  qia.cap.max_recv_wr),
+			       &ep->armed, ctx->comp_channel, 0);
+	if (!ep->cq)
+		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+				      "ibv_create_cq(UD)");
+	qia.send_cq = ep->cq;
+	qia.recv_cq = ep->cq;
+	if (rdma_create_qp(ep->cm, ctx->pd, &qia)) {
+		/* Some providers take no inline data on UD: try without. */
+		qia.cap.max_inline_data = 0;
+		if (rdma_create_qp(ep->cm, ctx->pd, &qia))
+			return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+					      "rdma_create_qp(UD)");
+	}
+	ep->qp = ep->cm->qp;
+	ep->max_inline = qia.cap.max_inline_data;
+	return 0;
+}
+
+static int udep_alloc(struct msga__udep *ep)
+{
+	struct msga_ctx *ctx = ep->ctx;
+
+	if (ep->rx_depth) {
+		ep->rx_slot = MSGA__UD_GRH + ep->max_dgram;
+		ep->rx_slots = calloc(ep->rx_depth, sizeof(*ep->rx_slots));
+		if (!ep->rx_slots)
+			return -ENOMEM;
+		ep->rx_buf = msga__reg_buf(ctx, (size_t)ep->rx_depth * ep->rx_slot,
+				     &ep->rx_mr);
+		if (!ep->rx_buf)
+			return msga__neg_errno(ENOMEM);
+		for (uint32_t i = 0; i < ep->rx_depth; i++)
+			ep->rx_slots[i] = (struct msga__rxslot){ .ud = ep,
+								 .idx = i };
+	}
+	if (ep->sq_depth) {
+		ep->tx_tag = calloc(ep->sq_depth, sizeof(*ep->tx_tag));
+		if (!ep->tx_tag)
+			return -ENOMEM;
+		ep->hdr_buf = msga__reg_buf(ctx, (size_t)ep->sq_depth *
+				      MSGA__UD_HDR_SLOT, &ep->hdr_mr);
+		if (!ep->hdr_buf)
+			return msga__neg_errno(ENOMEM);
+	}
+	return 0;
+}
+
+/* An endpoint with its queue pair ready and every receive posted. */
+int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
+		   struct msga__udep **epp)
+{
+	struct msga__udep *ep;
+	int ret;
+
+	*epp = NULL;
+	if (ctx->transport == MSGA_TRANSPORT_IWARP)
+		return msga__ctx_fail(ctx, -EOPNOTSUPP, "iWARP has no "
+				      "multicast; use rdma:// (RC)");
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->kind = MSGA__K_UD;
+	ep->ctx = ctx;
+	ep->rx_depth = rx_depth;
+	ep->sq_depth = sq_depth;
+	ep->max_dgram = 128u << ctx->port_attr.active_mtu;
+	msga__list_init(&ep->own_node);
+	msga__list_add_tail(&ctx->udeps, &ep->ctx_node);
+	ret = udep_bind(ep);
+	if (!ret)
+		ret = udep_alloc(ep);
+	if (!ret)
+		ret = udep_create_qp(ep);
+	for (uint32_t i = 0; !ret && i < rx_depth; i++)
+		ret = msga__udep_post_recv(ep, i);
+	if (ret) {
+		ep->dead = 1;
+		msga__udep_free(ep);
+		return ret;
+	}
+	*epp = ep;
+	return 0;
+}
+
+static int join(struct msga__mgroup *g, int sendonly)
+{
+	struct rdma_cm_join_mc_attr_ex attr = {
+		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS |
+			     RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+		.join_flags = sendonly ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER :
+					 RDMA_MC_JOIN_FLAG_FULLMEMBER,
+		.addr = (struct sockaddr *)&g->addr,
+	};
+
+	/* The context is the group's index + 1: ep->groups may move. */
+	void *tag = (void *)(uintptr_t)(g - g->ep->groups + 1);
+
+	g->sendonly = sendonly;
+	g->state = MSGA__G_JOINING;
+	if (rdma_join_multicast_ex(g->ep->cm, &attr, tag))
+		return msga__neg_errno(EINVAL);
+	g->joined = 1;
+	return 0;
+}
+
+static void group_name(struct msga__mgroup *g)
+{
+	const void *a = g->addr.ss_family == AF_INET6 ?
+		(const void *)&((struct sockaddr_in6 *)&g->addr)->sin6_addr :
+		(const void *)&((struct sockaddr_in *)&g->addr)->sin_addr;
+
+	inet_ntop(g->addr.ss_family, a, g->name, sizeof(g->name));
+}
+
+/*
+ * Start joining group addr. Send-only where the device supports it (a
+ * publisher need not receive), else as a full member.
+ */
+int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *addr,
+		    int sendonly, struct msga__mgroup **gp)
+{
+	struct msga__mgroup *g, *grown;
+	int ret;
+
+	grown = realloc(ep->groups, (ep->ngroups + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	ep->groups = grown;
+	g = &ep->groups[ep->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->ep = ep;
+	g->addr = *addr;
+	group_name(g);
+	ret = join(g, sendonly);
+	if (ret && sendonly)
+		ret = join(g, 0);
+	if (ret) {
+		g->state = MSGA__G_FAILED;
+		g->status = ret;
+		return msga__ctx_fail(ep->ctx, ret, "rdma_join_multicast(%s)",
+				      g->name);
+	}
+	ep->ngroups++;
+	*gp = g;
+	return 0;
+}
+
+int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(ep->rx_buf + (size_t)idx * ep->rx_slot),
+		.length = ep->rx_slot,
+		.lkey = ep->rx_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = idx, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return -ibv_post_recv(ep->qp, &wr, &bad);
+}
+
+int msga__udep_sq_room(const struct msga__udep *ep)
+{
+	return (int)(ep->sq_depth - (uint32_t)(ep->tx_seq - ep->tx_done));
+}
+
+char *msga__udep_hdr_slot(struct msga__udep *ep)
+{
+	return ep->hdr_buf + (ep->tx_seq % ep->sq_depth) * MSGA__UD_HDR_SLOT;
+}
+
+/*
+ * Post one datagram to group g: the header already written in this send
+ * slot's header buffer, then len bytes of data. Inline when it fits;
+ * otherwise tag says what stays referenced until a signalled completion.
+ */
+int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
+		    uint32_t hdr_len, const void *data, uint32_t len,
+		    uint32_t lkey, int32_t tag, int force_signal)
+{
+	uint32_t pos = ep->tx_seq % ep->sq_depth;
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)msga__udep_hdr_slot(ep), hdr_len,
+		  ep->hdr_mr->lkey },
+		{ (uintptr_t)data, len, lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ep->tx_seq, .sg_list = sge, .num_sge = len ? 2 : 1,
+		.opcode = IBV_WR_SEND,
+		.wr.ud = { .ah = g->ah, .remote_qpn = g->qpn,
+			   .remote_qkey = g->qkey },
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (hdr_len + len <= ep->max_inline) {
+		wr.send_flags |= IBV_SEND_INLINE;
+		tag = MSGA__TAG_NONE;
+	}
+	if (force_signal || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
+	    ep->tx_seq + 1 - ep->tx_done >= ep->sq_depth) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		ep->unsig = 0;
+	}
+	ret = ibv_post_send(ep->qp, &wr, &bad);
+	if (ret)
+		return -ret;
+	ep->tx_tag[pos] = tag;
+	ep->tx_seq++;
+	return 0;
+}
+
+static void tx_done(struct msga__udep *ep, uint64_t wr_seq)
+{
+	for (; ep->tx_done <= wr_seq && ep->tx_done < ep->tx_seq;
+	     ep->tx_done++) {
+		int32_t *tag = &ep->tx_tag[ep->tx_done % ep->sq_depth];
+
+		if (*tag != MSGA__TAG_NONE && ep->pub)
+			msga__mpub_tag_done(ep->pub, *tag);
+		*tag = MSGA__TAG_NONE;
+	}
+}
+
+static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
+		    uint64_t now_ns)
+{
+	if (ep->dead)
+		return;
+	if (wc->opcode & IBV_WC_RECV) {
+		if (wc->status != IBV_WC_SUCCESS) {
+			msga__udep_kill(ep, -EIO, 1);
+			return;
+		}
+		msga__msub_on_recv(ep, &ep->rx_slots[wc->wr_id], wc->byte_len,
+				   now_ns);
+		return;
+	}
+	/* A failed UD send still frees its slot; the QP is in error then. */
+	tx_done(ep, wc->wr_id);
+	if (wc->status != IBV_WC_SUCCESS)
+		msga__udep_kill(ep, -EIO, 1);
+}
+
+int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
+{
+	struct ibv_wc wc[32];
+	int done = 0, n;
+
+	while (ep->cq && !ep->dead && done < budget) {
+		n = ibv_poll_cq(ep->cq, budget - done < 32 ? budget - done : 32,
+				wc);
+		if (n < 0) {
+			msga__udep_kill(ep, -EIO, 1);
+			break;
+		}
+		if (n == 0) {
+			if (!ep->ctx->evmode || ep->armed)
+				break;
+			if (ibv_req_notify_cq(ep->cq, 0))
+				break;
+			ep->armed = 1;
+			continue;
+		}
+		if (!*now) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			*now = (uint64_t)ts.tv_sec * 1000000000u +
+			       (uint64_t)ts.tv_nsec;
+		}
+		for (int i = 0; i < n; i++)
+			udep_wc(ep, &wc[i], *now);
+		done += n;
+	}
+	return done;
+}
+
+void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
+		     enum msga_event_type type, int status)
+{
+	struct msga_event ev = {
+		.type = type, .status = status, .conn_id = ep->id,
+		.pub = ep->pub, .sub = ep->sub, .peer = g ? g->name : "",
+	};
+	msga_event_cb cb = ep->pub ? ep->pub->on_event :
+				     ep->sub ? ep->sub->on_event : NULL;
+	void *user = ep->pub ? ep->pub->user : ep->sub ? ep->sub->user : NULL;
+
+	if (ep->pub && g)
+		ev.conn_id = (uint32_t)(g - ep->groups);
+	if (cb)
+		cb(&ev, user);
+}
+
+static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
+{
+	const struct rdma_ud_param *ud = &ev->param.ud;
+	struct msga__udep *ep = g->ep;
+
+	if (ep->pub) {
+		struct ibv_ah_attr ah_attr = ud->ah_attr;
+
+		g->ah = ibv_create_ah(ep->ctx->pd, &ah_attr);
+		if (!g->ah) {
+			g->state = MSGA__G_FAILED;
+			g->status = msga__neg_errno(ENOMEM);
+			msga__mpub_on_group(g, g->status);
+			return;
+		}
+		g->qpn = ud->qp_num;
+		g->qkey = ud->qkey;
+	}
+	g->state = MSGA__G_READY;
+	if (ep->pub)
+		msga__mpub_on_group(g, 0);
+	else
+		msga__msub_on_group(g, 0);
+}
+
+static void on_join_error(struct msga__mgroup *g,
+			  const struct rdma_cm_event *ev)
+{
+	struct msga__udep *ep = g->ep;
+
+	/* A send-only join the fabric refused: try as a full member. */
+	if (g->sendonly && !rdma_leave_multicast(ep->cm,
+						 (struct sockaddr *)&g->addr)) {
+		g->joined = 0;
+		if (!join(g, 0))
+			return;
+	}
+	g->state = MSGA__G_FAILED;
+	g->status = ev->status < 0 ? ev->status : -ENETUNREACH;
+	if (ep->pub)
+		msga__mpub_on_group(g, g->status);
+	else
+		msga__msub_on_group(g, g->status);
+}
+
+void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
+{
+	uintptr_t idx = (uintptr_t)ev->param.ud.private_data;
+	struct msga__mgroup *g = idx && idx <= ep->ngroups ?
+				 &ep->groups[idx - 1] : NULL;
+
+	if (ep->dead)
+		return;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+		if (g)
+			on_join(g, ev);
+		return;
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
+		if (g)
+			on_join_error(g, ev);
+		return;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return;
+	default: /* device removal and the like */
+		msga__udep_kill(ep, -ENODEV, 1);
+		return;
+	}
+}
+
+/*
+ * Leave every group and stop. The memory stays until msga__udep_free(),
+ * because a held message may still point into the receive ring.
+ */
+void msga__udep_kill(struct msga__udep *ep, int status, int notify)
+{
+	if (ep->dead)
+		return;
+	ep->dead = 1;
+	for (uint32_t i = 0; i < ep->ngroups; i++) {
+		struct msga__mgroup *g = &ep->groups[i];
+
+		if (g->joined && ep->cm)
+			rdma_leave_multicast(ep->cm, (struct sockaddr *)&g->addr);
+		g->joined = 0;
+	}
+	ep->ctx->reap = 1;
+	if (notify && ep->sub)
+		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : NULL,
+				MSGA_EVENT_DISCONNECTED, status);
+}
+
+void msga__udep_free(struct msga__udep *ep)
+{
+	msga__udep_kill(ep, 0, 0);
+	for (uint32_t i = 0; i < ep->ngroups; i++)
+		if (ep->groups[i].ah)
+			ibv_destroy_ah(ep->groups[i].ah);
+	if (ep->qp)
+		rdma_destroy_qp(ep->cm);
+	if (ep->cq)
+		ibv_destroy_cq(ep->cq);
+	if (ep->cm)
+		rdma_destroy_id(ep->cm);
+	if (ep->rx_mr)
+		ibv_dereg_mr(ep->rx_mr);
+	if (ep->hdr_mr)
+		ibv_dereg_mr(ep->hdr_mr);
+	msga__list_del(&ep->ctx_node);
+	msga__list_del(&ep->own_node);
+	free(ep->rx_buf);
+	free(ep->rx_slots);
+	free(ep->hdr_buf);
+	free(ep->tx_tag);
+	free(ep->groups);
+	free(ep);
+}
