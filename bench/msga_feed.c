@@ -38,6 +38,7 @@
 #define FEED_TOPIC "feed.data"
 #define ECHO_TOPIC "feed.echo"
 #define FLAG_STOP 1u
+#define FLAG_PROBE 2u /* multicast: is the consumer there yet? */
 
 /* The head of every message; the rest of the payload is filler. */
 struct feed_hdr {
@@ -57,6 +58,7 @@ struct opts {
 	double duration, deadline;
 	long iters;
 	int pingpong;
+	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -179,7 +181,9 @@ struct endpoint {
 	struct msga_sub *sub;
 	uint32_t topic;
 	int connected;      /* our subscriber reached the other side */
+	int pub_joined;     /* multicast: our publisher's group is joined */
 	int peer_gone;
+	uint64_t gaps;      /* multicast: messages the library saw lost */
 	char uri[96];       /* where our subscriber connects */
 };
 
@@ -189,10 +193,24 @@ static void on_event(const struct msga_event *ev, void *user)
 
 	if (ev->sub && ev->type == MSGA_EVENT_CONNECTED)
 		ep->connected = 1;
+	else if (ev->pub && ev->type == MSGA_EVENT_CONNECTED)
+		ep->pub_joined = 1;
+	else if (ev->type == MSGA_EVENT_GAP)
+		ep->gaps += ev->count;
 	else if (ev->sub && ev->type == MSGA_EVENT_CONNECT_FAILED)
 		ep->connected = -1; /* retried by connect_sub() */
 	else if (ev->type == MSGA_EVENT_DISCONNECTED)
 		ep->peer_gone = 1;
+}
+
+/* "mcast://GROUP+k" for the IPv4 group of --mcast. */
+static void mcast_uri(char *buf, size_t n, const char *group, int k)
+{
+	unsigned int a, b, c, d;
+
+	if (sscanf(group, "%u.%u.%u.%u", &a, &b, &c, &d) != 4)
+		die("--mcast %s: not an IPv4 group", group);
+	snprintf(buf, n, "mcast://%u.%u.%u.%u", a, b, c, d + k);
 }
 
 static void open_endpoint(struct endpoint *ep, const struct opts *o,
@@ -210,21 +228,37 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 
 	if (msga_ctx_open(&ca, &ep->ctx))
 		die("%s", msga_open_error());
-	snprintf(uri, sizeof(uri), "rdma://%s:%d", o->addr, pub_port);
+	if (o->mcast) /* the producer publishes on GROUP, the consumer +1 */
+		mcast_uri(uri, sizeof(uri), o->mcast, pub_port - o->port);
+	else
+		snprintf(uri, sizeof(uri), "rdma://%s:%d", o->addr, pub_port);
 	pa.uri = uri;
 	if (msga_pub_create(ep->ctx, &pa, &ep->pub) ||
 	    msga_pub_topic(ep->pub, pub_topic, &ep->topic) ||
 	    msga_sub_create(ep->ctx, &sa, &ep->sub))
 		die("%s", msga_ctx_last_error(ep->ctx));
-	snprintf(ep->uri, sizeof(ep->uri), "rdma://%s:%d", o->addr, sub_port);
+	if (o->mcast)
+		mcast_uri(ep->uri, sizeof(ep->uri), o->mcast, sub_port - o->port);
+	else
+		snprintf(ep->uri, sizeof(ep->uri), "rdma://%s:%d", o->addr,
+			 sub_port);
+}
+
+/* Both our joins are done (multicast), or the RC peer subscribed to us. */
+static int peer_ready(const struct endpoint *ep, const struct opts *o)
+{
+	if (o->mcast)
+		return ep->pub_joined;
+	return msga_pub_subscribers(ep->pub) >= 1;
 }
 
 /* Connect our subscriber, retrying while the other side starts up. */
-static void connect_sub(struct endpoint *ep, double timeout_s)
+static void connect_sub(struct endpoint *ep, const struct opts *o,
+			double timeout_s)
 {
 	uint64_t give_up = now_ns() + (uint64_t)(timeout_s * 1e9);
 
-	while (ep->connected != 1 || msga_pub_subscribers(ep->pub) < 1) {
+	while (ep->connected != 1 || !peer_ready(ep, o)) {
 		if (ep->connected == 0 && msga_sub_connect(ep->sub, ep->uri) < 0)
 			die("%s", msga_ctx_last_error(ep->ctx));
 		if (ep->connected == 0)
@@ -256,7 +290,8 @@ struct reflector {
 	struct endpoint ep;
 	size_t size;
 	char *ring;
-	unsigned long head, tail, cap;
+	unsigned long head, tail, cap, last_head;
+	uint64_t last_msg_ns;
 	int stop;
 };
 
@@ -303,10 +338,18 @@ static int run_consumer(const struct opts *o, int report_fd)
 		die("%s", "out of memory");
 	open_endpoint(&refl.ep, o, o->port + 1, o->port, ECHO_TOPIC, FEED_TOPIC,
 		      reflect_msg);
-	connect_sub(&refl.ep, 30);
+	connect_sub(&refl.ep, o, 30);
 	while (!(refl.stop && refl.tail == refl.head) && !refl.ep.peer_gone) {
 		msga_ctx_poll(refl.ep.ctx, 64);
 		reflector_drain();
+		/* Multicast has no disconnect: a producer gone quiet is gone. */
+		if (o->mcast && refl.head != refl.last_head) {
+			refl.last_head = refl.head;
+			refl.last_msg_ns = now_ns();
+		} else if (o->mcast && refl.last_msg_ns &&
+			   now_ns() - refl.last_msg_ns > 30000000000ull) {
+			break;
+		}
 	}
 	/* Let the last echo leave before the connection is torn down. */
 	for (uint64_t end = now_ns() + 200000000u; now_ns() < end;)
@@ -329,6 +372,8 @@ struct producer {
 	uint64_t received, step_first_seq;
 	uint64_t last_echo_seq;  /* echoes arrive in order: all below are in */
 	uint64_t sent, dup_or_reordered;
+	uint64_t lost;           /* echoes that skipped a number (multicast) */
+	int probe_back;
 	uint64_t run_start;
 	FILE *series;
 	uint64_t bucket_start;
@@ -356,6 +401,12 @@ static void on_echo(const struct msga_msg *msg, void *user)
 	struct feed_hdr h;
 
 	memcpy(&h, msg->data, sizeof(h));
+	if (h.flags & FLAG_PROBE) {
+		prod.probe_back = 1;
+		return;
+	}
+	if (h.seq > prod.last_echo_seq + 1) /* lost: only over multicast */
+		prod.lost += h.seq - prod.last_echo_seq - 1;
 	/* A reliable ordered stream: anything but seq+1 is a bug to report. */
 	if (h.seq != prod.last_echo_seq + 1) {
 		prod.dup_or_reordered++;
@@ -424,6 +475,10 @@ static struct step_result run_step(long rate, uint64_t *seq)
 			r.failure = "consumer disconnected";
 			break;
 		}
+		if (prod.lost) {
+			r.failure = "a message was lost (multicast gap)";
+			break;
+		}
 		if (t < due)
 			continue;
 		if (t - due > deadline_ns) {
@@ -448,6 +503,8 @@ static struct step_result run_step(long rate, uint64_t *seq)
 		if (now_ns() > end)
 			r.failure = "a message was not reflected within the deadline";
 	}
+	if (!r.failure && prod.lost)
+		r.failure = "a message was lost (multicast gap)";
 	r.s2r = summarize(prod.send2recv, prod.nsamples);
 	r.sup = summarize(prod.supply2recv, prod.nsamples);
 	return r;
@@ -467,13 +524,38 @@ static void json_stats(FILE *f, const char *name, const struct stats *s)
 		s->stdev, s->n);
 }
 
+/* Over multicast a STOP can be lost too: repeat it until it comes back. */
 static void stop_consumer(uint64_t seq)
 {
-	uint64_t end = now_ns() + 2000000000u;
+	uint64_t end = now_ns() + 2000000000u, again = 0;
 
-	while (send_one(seq, now_ns(), FLAG_STOP) == -EAGAIN && now_ns() < end)
+	while (prod.last_echo_seq < seq && now_ns() < end) {
+		if (now_ns() >= again &&
+		    send_one(seq, now_ns(), FLAG_STOP) == 0)
+			again = now_ns() + 100000000u;
 		msga_ctx_poll(prod.ep.ctx, 64);
-	while (prod.last_echo_seq < seq && now_ns() < end)
+	}
+}
+
+/* Multicast: joined is not heard; probe until the consumer echoes one. */
+static void await_consumer(const struct opts *o)
+{
+	uint64_t end = now_ns() + 30000000000ull, again = 0;
+
+	if (!o->mcast)
+		return;
+	while (!prod.probe_back) {
+		if (now_ns() > end)
+			die("%s", "the consumer never echoed a probe");
+		if (now_ns() >= again &&
+		    send_one(0, now_ns(), FLAG_PROBE) == 0) {
+			prod.sent--; /* probes are not part of the run */
+			again = now_ns() + 20000000u;
+		}
+		msga_ctx_poll(prod.ep.ctx, 64);
+	}
+	/* let late probes drain before sequence 1 */
+	for (uint64_t t = now_ns() + 100000000u; now_ns() < t;)
 		msga_ctx_poll(prod.ep.ctx, 64);
 }
 
@@ -585,7 +667,8 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 		die("cannot write %s", o->series);
 	open_endpoint(&prod.ep, o, o->port, o->port + 1, FEED_TOPIC, ECHO_TOPIC,
 		      on_echo);
-	connect_sub(&prod.ep, 30);
+	connect_sub(&prod.ep, o, 30);
+	await_consumer(o);
 	prod.run_start = prod.bucket_start = now_ns();
 	ret = o->pingpong ? run_pingpong(o, &self) : run_feed(o, &self);
 	close_endpoint(&prod.ep);
@@ -595,9 +678,10 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	if (rf && fscanf(rf, "%lf %ld", &peer.cpu_pct, &peer.peak_rss_kb) != 2)
 		peer.cpu_pct = -1;
 	waitpid(consumer, &status, 0);
-	printf("# sent %llu, reflected %llu, out of sequence %llu\n",
+	printf("# sent %llu, reflected %llu, out of sequence %llu, lost %llu\n",
 	       (unsigned long long)prod.sent, (unsigned long long)prod.received,
-	       (unsigned long long)prod.dup_or_reordered);
+	       (unsigned long long)prod.dup_or_reordered,
+	       (unsigned long long)prod.lost);
 	printf("# producer: CPU %.1f%% of a core, peak RSS %ld kB\n",
 	       self.cpu_pct, self.peak_rss_kb);
 	printf("# consumer: CPU %.1f%% of a core, peak RSS %ld kB\n",
@@ -630,10 +714,24 @@ static void usage(void)
 	       "  --duration SEC    seconds per step (2)\n"
 	       "  --deadline SEC    failure: not reflected within (1)\n"
 	       "  --pingpong        latency mode: one in flight, -n iterations\n"
+	       "  --mcast GROUP     over UD multicast: feed on GROUP (IPv4),\n"
+	       "                    echoes on GROUP+1 (default: RC)\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
 	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n");
+}
+
+/* An IPv4 multicast group whose last byte can take +1. */
+static const char *mcast_arg(const char *v)
+{
+	unsigned int a, b, c, d;
+	char end;
+
+	if (sscanf(v, "%u.%u.%u.%u%c", &a, &b, &c, &d, &end) != 4 ||
+	    a < 224 || a > 239 || b > 255 || c > 255 || d > 254)
+		usage_error("--mcast (an IPv4 group below x.x.x.255)", v);
+	return v;
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -645,6 +743,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 'T' },
 		{ "deadline", required_argument, NULL, 'L' },
 		{ "pingpong", no_argument, NULL, 'P' },
+		{ "mcast", required_argument, NULL, 'G' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
@@ -670,6 +769,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'T': o->duration = parse_num(optarg, 0.1, 3600, "--duration"); break;
 		case 'L': o->deadline = parse_num(optarg, 0.01, 60, "--deadline"); break;
 		case 'P': o->pingpong = 1; break;
+		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'J': o->json = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'K':

@@ -292,13 +292,24 @@ void msga__msub_fini(struct msga_sub *sub)
 	msga__reasm_fini(&sub->reasm);
 }
 
+/*
+ * The stats structs may grow at their end: a caller built against an older
+ * header passes a smaller size (at least the 0.2 one) and gets that much.
+ */
+#define SUB_STATS_MIN (offsetof(struct msga_sub_stats, overflow) + 8)
+#define STREAM_STATS_MIN (offsetof(struct msga_stream_stats, reasm_drops) + 8)
+
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,
-			    struct msga_sub_stats *st)
+			    struct msga_sub_stats *out)
 {
-	if (!sub || !st || st->size < sizeof(*st))
+	struct msga_sub_stats all, *st = &all;
+	uint32_t size;
+
+	if (!sub || !out || out->size < SUB_STATS_MIN)
 		return -EINVAL;
+	size = out->size < sizeof(all) ? out->size : (uint32_t)sizeof(all);
 	*st = sub->st;
-	st->size = sizeof(*st);
+	st->size = size;
 	st->streams = sub->streams.n;
 	for (uint32_t i = 0; i < sub->streams.n; i++) {
 		const struct msga__ustream *s = &sub->streams.streams[i];
@@ -311,16 +322,23 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 		st->late += s->seq.c.late;
 		st->reasm_drops += s->reasm_drops;
 	}
+	memcpy(out, st, size);
 	return 0;
 }
 
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
-				   struct msga_stream_stats *st)
+				   struct msga_stream_stats *out)
 {
-	if (!sub || !st || st->size < sizeof(*st))
+	struct msga_stream_stats st;
+	uint32_t size;
+
+	if (!sub || !out || out->size < STREAM_STATS_MIN)
 		return -EINVAL;
 	if (idx >= sub->streams.n)
 		return -ENOENT;
-	msga__ustream_stats(&sub->streams.streams[idx], st);
+	size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
+	msga__ustream_stats(&sub->streams.streams[idx], &st);
+	st.size = size;
+	memcpy(out, &st, size);
 	return 0;
 }

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msga_stat - join multicast groups with a msgaccel subscriber and print its
+ * counters: one row per stream (one publisher's one topic) and the totals,
+ * every -i seconds, as a table or as JSON lines (see msga_stat(1), which
+ * documents the field names; scripts depend on them, so they only grow).
+ *
+ * It uses only the public API, so what it shows is what any application
+ * would see: msga_sub_stats(3) and msga_sub_stream_stats(3).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "msgaccel.h"
+#include "topic.h"
+
+#define SCHEME "mcast://"
+/* Longest sleep in event mode: bounds the cost of a missed wake-up. */
+#define WAIT_CAP_MS 20
+/* Polls per wake-up at most, so that a flood cannot delay the reports. */
+#define DRAIN_MAX 64
+
+enum member_state { JOINING, UP, FAILED, LEFT };
+
+struct member {
+	const char *uri;
+	int conn_id;
+	enum member_state state;
+};
+
+struct opts {
+	const char *dev, *bind, *pattern;
+	double duration, interval;
+	int json, no_local, stop_on_gap, verbose, busy;
+	struct member *members;
+	int nmembers;
+};
+
+struct run {
+	const struct opts *o;
+	struct msga_ctx *ctx;
+	struct msga_sub *sub;
+	double t0;
+	uint64_t last_msgs;   /* for the rate of the last interval */
+	double last_t;
+	int failed;           /* a membership failed or ended with an error */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(void)
+{
+	printf("usage: msga_stat [options] mcast://GROUP[/BITS]...\n"
+	       "  -d DEV          RDMA device (default: by -b, else any)\n"
+	       "  -b ADDR         local IP: picks the device, joins groups\n"
+	       "  -t PATTERN      topic name or prefix* (default *)\n"
+	       "  -i SEC          print every SEC seconds (1)\n"
+	       "  -D SEC          stop after SEC seconds (0 = at SIGINT)\n"
+	       "  --json          JSON lines instead of a table\n"
+	       "  --no-local      drop messages of publishers on this host\n"
+	       "  --stop-on-gap   a lost message ends its membership\n"
+	       "  --busy-poll     poll without sleeping (uses a whole core)\n"
+	       "  -v              print events on stderr\n"
+	       "exit status: 0 ok, 1 a membership failed or a runtime error,\n"
+	       "             2 bad usage\n");
+}
+
+/* One line on stderr, exit status 2: what every usage error does. */
+static void __attribute__((format(printf, 1, 2), noreturn))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "msga_stat: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see msga_stat -h)\n");
+	exit(2);
+}
+
+static double parse_secs(const char *s, double lo, const char *what)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	/* A day at most: longer is a typo, and keeps the arithmetic sane. */
+	if (errno || end == s || *end || !(v >= lo && v <= 86400))
+		usage_error("invalid %s '%s'", what, s);
+	return v;
+}
+
+static void check_addr(const char *s)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	if (inet_pton(AF_INET, s, buf) != 1 && inet_pton(AF_INET6, s, buf) != 1)
+		usage_error("-b wants a numeric IP address, not '%s'", s);
+}
+
+/* The library checks the group itself; here only what needs no device. */
+static void check_uri(const char *s)
+{
+	if (strncmp(s, SCHEME, strlen(SCHEME)) || !s[strlen(SCHEME)])
+		usage_error("'%s' is not mcast://GROUP or mcast://BASE/BITS",
+			    s);
+}
+
+static void parse_members(struct opts *o, int argc, char **argv)
+{
+	int i;
+
+	if (optind >= argc)
+		usage_error("%s", "expected at least one mcast:// uri");
+	o->nmembers = argc - optind;
+	o->members = calloc(o->nmembers, sizeof(*o->members));
+	if (!o->members) {
+		fprintf(stderr, "msga_stat: out of memory\n");
+		exit(1);
+	}
+	for (i = 0; i < o->nmembers; i++) {
+		check_uri(argv[optind + i]);
+		o->members[i].uri = argv[optind + i];
+		o->members[i].conn_id = -1;
+	}
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longs[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "no-local", no_argument, NULL, 'L' },
+		{ "stop-on-gap", no_argument, NULL, 'G' },
+		{ "busy-poll", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .pattern = "*", .interval = 1 };
+	opterr = 0; /* one line of our own, not getopt's */
+	while ((c = getopt_long(argc, argv, ":d:b:t:i:D:vh", longs,
+				NULL)) != -1) {
+		switch (c) {
+		case 'd': o->dev = optarg; break;
+		case 'b': check_addr(optarg); o->bind = optarg; break;
+		case 't': o->pattern = optarg; break;
+		case 'i': o->interval = parse_secs(optarg, 0.01, "-i"); break;
+		case 'D': o->duration = parse_secs(optarg, 0, "-D"); break;
+		case 'J': o->json = 1; break;
+		case 'L': o->no_local = 1; break;
+		case 'G': o->stop_on_gap = 1; break;
+		case 'P': o->busy = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': usage(); exit(0);
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	/* Same rule as msga_sub_create(), checked before touching a device. */
+	if (msga__pattern_check(o->pattern))
+		usage_error("invalid -t '%s': a topic name or prefix*, from "
+			    "[A-Za-z0-9._/-]", o->pattern);
+	parse_members(o, argc, argv);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static struct member *member_of(const struct opts *o, uint32_t conn_id)
+{
+	for (int i = 0; i < o->nmembers; i++)
+		if (o->members[i].conn_id == (int)conn_id)
+			return &o->members[i];
+	return NULL;
+}
+
+static const char *event_name(enum msga_event_type t)
+{
+	switch (t) {
+	case MSGA_EVENT_CONNECTED: return "connected";
+	case MSGA_EVENT_DISCONNECTED: return "left";
+	case MSGA_EVENT_CONNECT_FAILED: return "failed";
+	case MSGA_EVENT_GAP: return "gap";
+	case MSGA_EVENT_DUPLICATE: return "duplicate";
+	case MSGA_EVENT_REORDER: return "reorder";
+	}
+	return "event";
+}
+
+static void print_event(const struct msga_event *ev, const struct member *m)
+{
+	const char *uri = m ? m->uri : "?";
+
+	if (ev->type == MSGA_EVENT_GAP || ev->type == MSGA_EVENT_DUPLICATE ||
+	    ev->type == MSGA_EVENT_REORDER) {
+		fprintf(stderr, "msga_stat: %s %s origin %016" PRIx64
+			" seq %" PRIu64 " count %" PRIu64 " (%s)\n",
+			event_name(ev->type), ev->topic ? ev->topic : "?",
+			ev->origin, ev->seq, ev->count, uri);
+		return;
+	}
+	fprintf(stderr, "msga_stat: %s %s%s%s\n", event_name(ev->type), uri,
+		ev->status ? ": " : "",
+		ev->status ? msga_strerror(ev->status) : "");
+}
+
+static void on_event(const struct msga_event *ev, void *user)
+{
+	struct run *r = user;
+	struct member *m = member_of(r->o, ev->conn_id);
+	int failure = 0;
+
+	if (m && ev->type == MSGA_EVENT_CONNECTED)
+		m->state = UP;
+	if (m && (ev->type == MSGA_EVENT_CONNECT_FAILED ||
+		  ev->type == MSGA_EVENT_DISCONNECTED)) {
+		/* A stop-on-gap end (-EPIPE) is a failure: data was lost. */
+		m->state = ev->status ? FAILED : LEFT;
+		failure = ev->status != 0;
+		r->failed |= failure;
+	}
+	if (r->o->verbose || failure)
+		print_event(ev, m);
+}
+
+/* Counting is the library's job; the tool only looks at its counters. */
+static void on_msg(const struct msga_msg *msg, void *user)
+{
+	(void)msg;
+	(void)user;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void print_header(void)
+{
+	printf("%8s %4s %-20s %-16s %10s %10s %10s %12s %6s %8s %6s %6s %6s"
+	       " %8s %8s %8s %8s %10s\n", "time_s", "conn", "topic", "origin",
+	       "first_seq", "last_seq", "msgs", "bytes", "gaps", "missing",
+	       "dups", "late", "reasm", "foreign", "filtered", "local",
+	       "overflow", "msgs/s");
+}
+
+static void text_stream(double t, const struct msga_stream_stats *s)
+{
+	printf("%8.2f %4" PRIu32 " %-20s %016" PRIx64 " %10" PRIu64 " %10"
+	       PRIu64 " %10" PRIu64 " %12" PRIu64 " %6" PRIu64 " %8" PRIu64
+	       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8s %8s %8s %8s %10s\n",
+	       t, s->conn_id, s->topic, s->origin, s->first_seq, s->last_seq,
+	       s->msgs, s->bytes, s->gaps, s->missing, s->dups, s->late,
+	       s->reasm_drops, "-", "-", "-", "-", "-");
+}
+
+static void text_total(double t, const struct msga_sub_stats *s, double rate)
+{
+	printf("%8.2f %4s %-20s %-16s %10s %10s %10" PRIu64 " %12" PRIu64
+	       " %6" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6"
+	       PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+	       " %10.0f\n", t, "-", "total", "-", "-", "-", s->msgs, s->bytes,
+	       s->gaps, s->missing, s->dups, s->late, s->reasm_drops,
+	       s->foreign, s->filtered, s->local, s->overflow, rate);
+}
+
+/*
+ * Topic names are [A-Za-z0-9._/-] (msga_pub_topic(3)) and a uri the library
+ * accepted is a numeric address, so neither needs JSON escaping. origin is
+ * a hex string: JSON readers keep numbers in doubles, which would round a
+ * 64-bit id.
+ */
+static void json_stream(double t, const struct msga_stream_stats *s,
+			const struct member *m)
+{
+	printf("{\"type\":\"stream\",\"time_s\":%.3f,\"conn_id\":%" PRIu32
+	       ",\"uri\":\"%s\",\"topic\":\"%s\",\"origin\":\"%016" PRIx64
+	       "\",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64
+	       ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"gaps\":%" PRIu64
+	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%"
+	       PRIu64 ",\"reasm_drops\":%" PRIu64 "}\n", t, s->conn_id,
+	       m ? m->uri : "", s->topic, s->origin, s->first_seq, s->last_seq,
+	       s->msgs, s->bytes, s->gaps, s->missing, s->dups, s->late,
+	       s->reasm_drops);
+}
+
+static void json_total(double t, const struct msga_sub_stats *s, double rate,
+		       int up, int final)
+{
+	printf("{\"type\":\"total\",\"time_s\":%.3f,\"streams\":%" PRIu32
+	       ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"gaps\":%" PRIu64
+	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%" PRIu64
+	       ",\"reasm_drops\":%" PRIu64 ",\"foreign\":%" PRIu64
+	       ",\"filtered\":%" PRIu64 ",\"local\":%" PRIu64
+	       ",\"overflow\":%" PRIu64 ",\"msgs_per_s\":%.1f"
+	       ",\"memberships_up\":%d,\"final\":%s}\n",
+	       t, s->streams, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
+	       s->late, s->reasm_drops, s->foreign, s->filtered, s->local,
+	       s->overflow, rate, up, final ? "true" : "false");
+}
+
+static int members_in(const struct opts *o, enum member_state st)
+{
+	int n = 0;
+
+	for (int i = 0; i < o->nmembers; i++)
+		n += o->members[i].state == st;
+	return n;
+}
+
+static int report(struct run *r, int final)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_stream_stats ss = { .size = sizeof(ss) };
+	double now = now_s(), t = now - r->t0, rate;
+	int ret = msga_sub_stats(r->sub, &st);
+
+	if (ret < 0) {
+		fprintf(stderr, "msga_stat: msga_sub_stats: %s\n",
+			msga_strerror(ret));
+		return ret;
+	}
+	rate = now > r->last_t ?
+		(st.msgs - r->last_msgs) / (now - r->last_t) : 0;
+	r->last_msgs = st.msgs;
+	r->last_t = now;
+	if (!r->o->json)
+		print_header();
+	for (uint32_t i = 0; i < st.streams; i++) {
+		ret = msga_sub_stream_stats(r->sub, i, &ss);
+		/* Streams are never removed: any error here is real. */
+		if (ret < 0) {
+			fprintf(stderr, "msga_stat: stream %" PRIu32 ": %s\n",
+				i, msga_strerror(ret));
+			return ret;
+		}
+		if (r->o->json)
+			json_stream(t, &ss, member_of(r->o, ss.conn_id));
+		else
+			text_stream(t, &ss);
+	}
+	if (r->o->json)
+		json_total(t, &st, rate, members_in(r->o, UP), final);
+	else
+		text_total(t, &st, rate);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int open_ctx(struct run *r)
+{
+	struct msga_ctx_attr ca = { .size = sizeof(ca) };
+	int ret;
+
+	ca.dev_name = r->o->dev;
+	ca.local_addr = r->o->bind;
+	if (r->o->busy)
+		ca.flags = MSGA_CTX_NO_EVENTS;
+	ret = msga_ctx_open(&ca, &r->ctx);
+	if (ret < 0)
+		fprintf(stderr, "msga_stat: %s\n", msga_open_error());
+	return ret < 0 ? 1 : 0;
+}
+
+static int make_sub(struct run *r)
+{
+	struct msga_sub_attr sa = { .size = sizeof(sa) };
+	int ret;
+
+	sa.pattern = r->o->pattern;
+	sa.on_msg = on_msg;
+	sa.on_event = on_event;
+	sa.user = r;
+	if (r->o->no_local)
+		sa.flags |= MSGA_SUB_NO_LOCAL;
+	if (r->o->stop_on_gap)
+		sa.flags |= MSGA_SUB_STOP_ON_GAP;
+	ret = msga_sub_create(r->ctx, &sa, &r->sub);
+	if (ret < 0)
+		fprintf(stderr, "msga_stat: %s\n", msga_ctx_last_error(r->ctx));
+	return ret;
+}
+
+/*
+ * Returns 0, 1 (the device refused: exit status 1) or 2 (the library found
+ * the uri invalid: a usage error, exit status 2).
+ */
+static int join_all(struct run *r)
+{
+	for (int i = 0; i < r->o->nmembers; i++) {
+		struct member *m = &r->o->members[i];
+		int ret = msga_sub_connect(r->sub, m->uri);
+
+		if (ret >= 0) {
+			m->conn_id = ret;
+			continue;
+		}
+		fprintf(stderr, "msga_stat: %s: %s\n", m->uri,
+			msga_ctx_last_error(r->ctx));
+		return ret == -EINVAL ? 2 : 1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+/* Drain the context; in event mode sleep until it has work or until due. */
+static int progress(struct run *r, double until)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ret, ms;
+
+	if (!r->o->busy) {
+		ms = (int)((until - now_s()) * 1000) + 1;
+		pfd.fd = msga_ctx_fd(r->ctx);
+		if (pfd.fd < 0)
+			return pfd.fd;
+		if (ms > WAIT_CAP_MS)
+			ms = WAIT_CAP_MS;
+		poll(&pfd, 1, ms > 0 ? ms : 0);
+	}
+	/*
+	 * Event mode wants the context drained before the next wait; the
+	 * bound keeps reports on time under a flood (the wait is capped).
+	 */
+	for (int i = 0; i < DRAIN_MAX; i++) {
+		ret = msga_ctx_poll(r->ctx, 64);
+		if (ret <= 0 || r->o->busy)
+			break;
+	}
+	if (ret < 0)
+		fprintf(stderr, "msga_stat: msga_ctx_poll: %s\n",
+			msga_strerror(ret));
+	return ret < 0 ? ret : 0;
+}
+
+/* All memberships failed or were left: nothing more can arrive. */
+static int all_gone(const struct opts *o)
+{
+	return members_in(o, FAILED) + members_in(o, LEFT) == o->nmembers;
+}
+
+static int run_loop(struct run *r)
+{
+	const struct opts *o = r->o;
+	double next = r->t0 + o->interval;
+	double end = o->duration > 0 ? r->t0 + o->duration : 0;
+
+	while (!stop && !all_gone(o)) {
+		double now = now_s();
+
+		if (end && now >= end)
+			break;
+		if (now >= next) {
+			if (report(r, 0))
+				return 1;
+			while (next <= now)
+				next += o->interval;
+		}
+		if (progress(r, end && end < next ? end : next))
+			return 1;
+	}
+	return report(r, 1) ? 1 : 0;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct run r = { .o = &o };
+	int ret;
+
+	parse_opts(argc, argv, &o);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	catch_signals();
+	ret = open_ctx(&r);
+	if (ret)
+		goto out;
+	ret = 1;
+	if (make_sub(&r))
+		goto out_ctx;
+	ret = join_all(&r);
+	if (ret)
+		goto out_sub;
+	r.t0 = r.last_t = now_s();
+	ret = run_loop(&r);
+	if (!ret && r.failed)
+		ret = 1;
+out_sub:
+	msga_sub_destroy(r.sub);
+out_ctx:
+	msga_ctx_close(r.ctx);
+out:
+	free(o.members);
+	return ret;
+}
