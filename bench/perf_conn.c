@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "perf_conn.h"
+#include "perf_mcast.h"
 
 #define CTRL_TIMEOUT_MS 10000
 #define MAX_RX_BYTES (64u << 20)
@@ -60,6 +61,7 @@ void perf_params_from_opts(struct perf_params *p, const struct perf_opts *o,
 	p->max_size = max_size;
 	p->sample = o->sample;
 	p->rate = o->rate;
+	p->mcast_group = o->mcast_group;
 }
 
 /* ---------------------------------------------------------- wire form */
@@ -77,6 +79,7 @@ static void params_to_msg(const struct perf_params *p, struct perf_msg *m)
 	m->v[4] = p->rate;
 	m->v[5] = p->sample;
 	m->v[6] = 0x4d534741; /* "MSGA": not some other protocol on the port */
+	m->v[7] = p->mcast_group;
 }
 
 static int msg_to_params(const struct perf_msg *m, struct perf_params *p)
@@ -97,6 +100,10 @@ static int msg_to_params(const struct perf_msg *m, struct perf_params *p)
 	p->max_size = (uint32_t)(m->v[3] >> 32);
 	p->rate = m->v[4];
 	p->sample = (uint32_t)m->v[5];
+	p->mcast_group = (uint32_t)m->v[7];
+	if (p->mcast_group && (p->conn != PERF_UD ||
+			       !IN_MULTICAST(ntohl(p->mcast_group))))
+		return -EPROTO;
 	if (p->tool > PERF_TOOL_BW || p->conn > PERF_UD ||
 	    p->verb > PERF_WRITE_IMM || !p->tx_depth || p->tx_depth > 8192 ||
 	    !p->rx_depth || p->rx_depth > 8192 || !p->cq_mod ||
@@ -181,7 +188,9 @@ static int create_resources(struct perf_ep *ep)
 	struct ibv_qp_init_attr qia = {
 		.qp_type = qpt[p->conn],
 		.sq_sig_all = 0,
-		.cap = { .max_send_wr = p->tx_depth, .max_recv_wr = p->rx_depth,
+		/* + 1: a slot for credit writes (perf_credit_flush). */
+		.cap = { .max_send_wr = p->tx_depth + 1,
+			 .max_recv_wr = p->rx_depth,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	int ret;
@@ -194,7 +203,8 @@ static int create_resources(struct perf_ep *ep)
 		if (!ep->chan)
 			return perf_fail(ep, perf_neg_errno(), "ibv_create_comp_channel failed");
 	}
-	ep->scq = ibv_create_cq(ep->verbs, (int)p->tx_depth, NULL, ep->chan, 0);
+	ep->scq = ibv_create_cq(ep->verbs, (int)p->tx_depth + 1, NULL, ep->chan,
+				0);
 	ep->rcq = ibv_create_cq(ep->verbs, (int)p->rx_depth, NULL, ep->chan, 0);
 	if (!ep->scq || !ep->rcq)
 		return perf_fail(ep, perf_neg_errno(), "ibv_create_cq failed: %s",
@@ -368,8 +378,8 @@ static void cm_param(struct perf_ep *ep, struct rdma_conn_param *cp)
 }
 
 /* Resources on the device rdma_cm chose for id. */
-static int cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
-			const char *local)
+int perf_cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
+		      const char *local)
 {
 	uint8_t ip4[4];
 	const uint8_t *p4;
@@ -412,12 +422,13 @@ static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
 	if (!ret)
 		ret = perf_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
 	if (!ret)
-		ret = cm_resources(ep, id, NULL);
+		ret = perf_cm_resources(ep, id, NULL);
 	if (ret)
 		return ret;
 	cm_param(ep, &cp);
 	if (rdma_connect(id, &cp))
-		return perf_fail(ep, perf_neg_errno(), "rdma_connect failed");
+		return perf_fail(ep, perf_neg_errno(), "rdma_connect failed: %s",
+				 strerror(errno));
 	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
@@ -451,7 +462,7 @@ static int cm_accept(struct perf_ep *ep)
 	if (ret)
 		return ret;
 	init_depth = ev->param.conn.initiator_depth;
-	ret = cm_resources(ep, ev->id, ep->opts->bind_addr);
+	ret = perf_cm_resources(ep, ev->id, ep->opts->bind_addr);
 	rdma_ack_cm_event(ev);
 	if (ret)
 		return ret;
@@ -459,7 +470,8 @@ static int cm_accept(struct perf_ep *ep)
 	if (cp.responder_resources > init_depth)
 		cp.responder_resources = init_depth;
 	if (rdma_accept(ep->cm_id, &cp))
-		return perf_fail(ep, perf_neg_errno(), "rdma_accept failed");
+		return perf_fail(ep, perf_neg_errno(), "rdma_accept failed: %s",
+				 strerror(errno));
 	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
@@ -496,6 +508,7 @@ static void init_ep(struct perf_ep *ep, const struct perf_opts *o,
 	ep->is_server = is_server;
 	ep->ctrl.fd = -1;
 	ep->psn = (uint32_t)(perf_mono_ns() & 0xffffff);
+	ep->rqkey = PERF_QKEY;
 }
 
 static int client_hello(struct perf_ep *ep, struct perf_msg *welcome)
@@ -538,7 +551,7 @@ int perf_client_open(struct perf_ep *ep, const struct perf_opts *o,
 		return ret;
 	if (ep->transport == PERF_TR_IWARP)
 		ep->prm.use_cm = 1;
-	if (ep->prm.use_cm) {
+	if (ep->prm.use_cm || ep->prm.mcast_group) {
 		/* rdma_cm opens its own device context; keep the checked prm. */
 		struct perf_params prm = ep->prm;
 
@@ -551,6 +564,8 @@ int perf_client_open(struct perf_ep *ep, const struct perf_opts *o,
 	ret = client_hello(ep, &welcome);
 	if (ret)
 		return ret;
+	if (ep->prm.mcast_group)
+		return perf_mcast_open(ep);
 	if (ep->prm.use_cm) {
 		struct perf_msg peer;
 
@@ -567,7 +582,10 @@ static int server_setup(struct perf_ep *ep)
 	uint16_t cm_port = 0;
 	int ret;
 
-	if (ep->prm.use_cm)
+	/* Multicast: joined before the welcome, so before any client send. */
+	if (ep->prm.mcast_group)
+		ret = perf_mcast_open(ep);
+	else if (ep->prm.use_cm)
 		ret = cm_listen(ep, &cm_port);
 	else if (!(ret = perf_dev_choose(ep, o->bind_addr, 0)))
 		ret = open_tcp_mode(ep, o->bind_addr, 0);
@@ -580,7 +598,7 @@ static int server_setup(struct perf_ep *ep)
 	w.v[0] = cm_port;
 	if (perf_ctrl_send(&ep->ctrl, &w) && !ret)
 		ret = perf_fail(ep, -ECONNRESET, "client went away");
-	if (ret)
+	if (ret || ep->prm.mcast_group)
 		return ret;
 	if (ep->prm.use_cm) {
 		struct perf_msg peer;
@@ -611,7 +629,8 @@ int perf_server_open(struct perf_ep *ep, const struct perf_opts *o,
 
 void perf_ep_close(struct perf_ep *ep)
 {
-	if (ep->cm_id && ep->qp)
+	perf_mcast_leave(ep);
+	if (ep->cm_id && ep->qp && !ep->prm.mcast_group)
 		rdma_disconnect(ep->cm_id);
 	if (ep->ah)
 		ibv_destroy_ah(ep->ah);

@@ -3,7 +3,8 @@
  * perf_conn.h - one rdma_lat/rdma_bw endpoint: the device, its queue pair
  * and registered buffer, connected to the peer either by exchanging queue
  * pair numbers and GIDs over the TCP control channel (perftest's default)
- * or through rdma_cm (-R, and always on iWARP). Also the small posting and
+ * or through rdma_cm (-R, and always on iWARP), or to multicast groups
+ * (-M, perf_mcast.c). Also the small posting and
  * polling helpers the measurement loops share.
  */
 #ifndef MSGA_PERF_CONN_H
@@ -29,6 +30,7 @@ struct perf_params {
 	int inline_size;           /* -1 = as large as the device allows */
 	uint32_t tx_depth, rx_depth, cq_mod, post_list, max_size, sample;
 	uint64_t rate;
+	uint32_t mcast_group;      /* -M, network order; 0 = unicast */
 };
 
 enum perf_transport { PERF_TR_IB, PERF_TR_ROCE, PERF_TR_IWARP };
@@ -64,7 +66,8 @@ struct perf_ep {
 	uint32_t psn;
 
 	uint64_t raddr;
-	uint32_t rkey, rqpn;
+	uint32_t rkey, rqpn, rqkey; /* rqpn, rqkey: UD destination */
+	uint32_t mc_send, mc_recv;  /* joined groups (network order), or 0 */
 	uint64_t rcredit;           /* the peer's credit word */
 	/* Whole-session message counts, for credits (never reset). */
 	uint64_t tx_total, rx_total, credit_last;
@@ -155,6 +158,9 @@ int perf_dev_check(struct perf_ep *ep);
 void perf_local_ip4(const char *addr, uint8_t *ip4, const uint8_t **p);
 int perf_numeric_addr(struct perf_ep *ep, const char *addr, uint16_t port,
 		      struct sockaddr_storage *ss);
+/* Device checks, queue pair and buffers on the device id is bound to. */
+int perf_cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
+		      const char *local);
 /* Wait for one rdma_cm event of type want (else fail); *evp to keep it. */
 int perf_cm_wait(struct perf_ep *ep, enum rdma_cm_event_type want,
 		 struct rdma_cm_event **evp);

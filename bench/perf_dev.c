@@ -259,6 +259,9 @@ int perf_dev_check(struct perf_ep *ep)
 {
 	const struct perf_params *p = &ep->prm;
 
+	if (ep->transport == PERF_TR_IWARP && p->mcast_group)
+		return perf_fail(ep, -EINVAL, "-M is not supported on iWARP device %s (iWARP has no UD and no multicast)",
+			    ep->dev_name);
 	if (ep->transport == PERF_TR_IWARP && p->conn != PERF_RC)
 		return perf_fail(ep, -EINVAL, "-c %s is not supported on iWARP device %s (iWARP has RC only)",
 			    perf_conn_name(p->conn), ep->dev_name);

@@ -61,7 +61,7 @@ int perf_post_ids(struct perf_ep *ep, enum perf_verb verb, uint32_t size,
 		if (ep->ah) {
 			w->wr.ud.ah = ep->ah;
 			w->wr.ud.remote_qpn = ep->rqpn;
-			w->wr.ud.remote_qkey = PERF_QKEY;
+			w->wr.ud.remote_qkey = ep->rqkey;
 		} else if (verb != PERF_SEND) {
 			w->wr.rdma.remote_addr = ep->raddr;
 			w->wr.rdma.rkey = ep->rkey;

@@ -3,7 +3,8 @@
  * perf_opts.c - see perf_opts.h. Option letters follow perftest where it
  * has one; long-only options cover what perftest lacks (--rate, --sample,
  * --warmup, --json, --csv, --histogram, --once, --clients, --bind, --clock,
- * --pin, --timeout). Every value is range-checked here.
+ * --pin, --timeout). -M is perftest's multicast flag, but here it takes
+ * the group address. Every value is range-checked here.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "bidirectional", no_argument, NULL, 'b' },
 	{ "events", no_argument, NULL, 'e' },
 	{ "bind", required_argument, NULL, 'B' },
+	{ "mcast", required_argument, NULL, 'M' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "pin", required_argument, NULL, OPT_PIN },
 	{ "rate", required_argument, NULL, OPT_RATE },
@@ -58,7 +60,7 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char short_opts[] = ":d:i:x:c:V:s:an:D:I:t:r:Q:l:Rp:beB:h";
+static const char short_opts[] = ":d:i:x:c:V:s:an:D:I:t:r:Q:l:Rp:beB:M:h";
 
 struct parse {
 	struct perf_opts *o;
@@ -254,6 +256,7 @@ static int parse_one(struct parse *p, int c, const char *arg)
 	case 'b': o->bidir = 1; return 0;
 	case 'e': o->events = 1; return 0;
 	case 'B': return nonempty(p, "--bind", arg, &o->bind_addr);
+	case 'M': return nonempty(p, "-M", arg, &o->mcast);
 	case 'h': o->help = 1; return 0;
 	}
 	return parse_long_only(p, c, arg);
@@ -288,10 +291,42 @@ static int check_verb_conn(struct parse *p)
 		return bad(p, "-V read needs -c RC (UC has no RDMA read)");
 	if (o->conn == PERF_UD && o->use_cm)
 		return bad(p, "-c UD with -R is not supported; use the TCP exchange");
-	if (o->conn == PERF_UD && o->tool == PERF_TOOL_BW)
-		return bad(p, "-c UD: rdma_bw supports RC and UC only");
+	if (o->conn == PERF_UD && o->tool == PERF_TOOL_BW && o->bidir)
+		return bad(p, "-b needs -c RC or UC (UD bandwidth is one way)");
+	/* A UD message must fit the path MTU; 1024 fits every RoCE port. */
+	if (o->conn == PERF_UD && o->tool == PERF_TOOL_BW && !p->seen_s &&
+	    !o->all_sizes)
+		o->size = 1024;
 	if (o->verb == PERF_WRITE && o->size < 1)
 		return bad(p, "-V write needs -s >= 1");
+	return 0;
+}
+
+/*
+ * -M GROUP: rdma_bw sends to GROUP; rdma_lat's client sends to GROUP and
+ * the server replies to the next address, so that neither side's queue
+ * pair receives its own messages.
+ */
+static int check_mcast(struct parse *p)
+{
+	struct perf_opts *o = p->o;
+	struct in_addr a;
+
+	if (!o->mcast)
+		return 0;
+	if (inet_pton(AF_INET, o->mcast, &a) != 1)
+		return bad(p, "-M: '%s' is not an IPv4 address", o->mcast);
+	if (!IN_MULTICAST(ntohl(a.s_addr)))
+		return bad(p, "-M: %s is not a multicast address (224.0.0.0/4)",
+			   o->mcast);
+	if (o->conn != PERF_UD)
+		return bad(p, "-M needs -c UD (multicast is datagram only)");
+	if (!o->server)
+		return bad(p, "-M is a client option (the server joins the groups the client names)");
+	if (o->tool == PERF_TOOL_LAT && !IN_MULTICAST(ntohl(a.s_addr) + 1))
+		return bad(p, "-M %s: the reply group (the next address) is not multicast",
+			   o->mcast);
+	o->mcast_group = a.s_addr;
 	return 0;
 }
 
@@ -420,6 +455,8 @@ int perf_opts_parse(struct perf_opts *o, enum perf_tool tool, int argc,
 	if (!ret)
 		ret = check_verb_conn(&p);
 	if (!ret)
+		ret = check_mcast(&p);
+	if (!ret)
 		ret = check_lat_only(&p);
 	if (!ret)
 		ret = check_rate(&p);
@@ -481,6 +518,7 @@ void perf_usage(const struct perf_opts *o)
 	       "  -b, --bidirectional    both sides send (rdma_bw)\n"
 	       "  -e, --events           wait for completion events instead of polling\n"
 	       "  -B, --bind ADDR        server: listen on ADDR only\n"
+	       "  -M, --mcast GROUP      client, -c UD: send to IPv4 multicast GROUP\n"
 	       "      --pin CPU          pin to CPU\n"
 	       "      --rate N           rdma_lat: send N msgs/s without waiting\n"
 	       "      --sample N         with --rate: the server replies to every Nth\n"

@@ -49,6 +49,8 @@ struct perf_opts {
 	int once;                /* --once: serve one client, then exit */
 	uint32_t clients;        /* --clients N, 0 = forever */
 	const char *bind_addr;   /* -B/--bind (server) */
+	const char *mcast;       /* -M/--mcast GROUP (client, with -c UD) */
+	uint32_t mcast_group;    /* -M as an IPv4 address, network order */
 	const char *server;      /* positional address: client mode */
 	enum perf_clock_kind clock;
 	uint32_t timeout_s;      /* --timeout: peer silent this long = gone */

@@ -11,7 +11,12 @@ static int rows; /* rows printed so far, for JSON commas */
 
 static const char *out_cm(const struct perf_ep *ep)
 {
-	return ep->prm.use_cm ? "rdma_cm" : "tcp";
+	return ep->prm.use_cm || ep->prm.mcast_group ? "rdma_cm" : "tcp";
+}
+
+static int is_ud_bw(const struct perf_opts *o)
+{
+	return o->tool == PERF_TOOL_BW && o->conn == PERF_UD;
 }
 
 static const char *clock_name(void)
@@ -29,7 +34,7 @@ static void json_begin(FILE *f, const struct perf_opts *o,
 		"\"tsc_mhz\":%.3f,\"clock_read_ns\":%.1f,\"tx_depth\":%u,\"rx_depth\":%u,"
 		"\"cq_mod\":%u,\"post_list\":%u,\"events\":%s,"
 		"\"bidirectional\":%s,\"warmup\":%llu,\"rate\":%llu,"
-		"\"sample\":%u,\"results\":[",
+		"\"sample\":%u,\"mcast_group\":\"%s\",\"results\":[",
 		o->prog, PACKAGE_VERSION, ep->dev_name, ep->port,
 		perf_transport_name(ep->transport), perf_conn_name(o->conn),
 		perf_verb_name(o->verb), out_cm(ep),
@@ -39,7 +44,7 @@ static void json_begin(FILE *f, const struct perf_opts *o,
 		o->tx_depth, o->rx_depth, o->cq_mod, o->post_list,
 		o->events ? "true" : "false", o->bidir ? "true" : "false",
 		(unsigned long long)o->warmup, (unsigned long long)o->rate,
-		o->rate ? o->sample : 0);
+		o->rate ? o->sample : 0, o->mcast ? o->mcast : "");
 }
 
 static void text_begin(FILE *f, const struct perf_opts *o,
@@ -66,6 +71,11 @@ static void text_begin(FILE *f, const struct perf_opts *o,
 		fprintf(f, " %.3f MHz", perf_clock.tsc_mhz);
 	fprintf(f, " (%s), %.1f ns per read\n", perf_clock.why,
 		perf_clock.read_ns);
+	if (o->mcast && o->tool == PERF_TOOL_LAT)
+		fprintf(f, " Multicast      : to %s, replies to the next address\n",
+			o->mcast);
+	else if (o->mcast)
+		fprintf(f, " Multicast      : to %s\n", o->mcast);
 	if (o->rate)
 		fprintf(f, " Under load     : %llu msgs/s, reply to every %u\n",
 			(unsigned long long)o->rate, o->sample);
@@ -90,7 +100,8 @@ void perf_out_begin(FILE *f, const struct perf_opts *o,
 		fprintf(f, "bytes,iterations,t_min_us,t_max_us,t_median_us,t_avg_us,t_stdev_us,p99_us,p999_us,p9999_us%s\n",
 			o->rate ? ",sent,lost" : "");
 	else
-		fprintf(f, "bytes,iterations,bw_peak_mbps,bw_avg_mbps,msg_rate_mpps\n");
+		fprintf(f, "bytes,iterations,bw_peak_mbps,bw_avg_mbps,msg_rate_mpps%s\n",
+			is_ud_bw(o) ? ",sent,received,lost" : "");
 	fflush(f);
 }
 
@@ -175,19 +186,32 @@ void perf_out_bw(FILE *f, const struct perf_opts *o, uint32_t bytes,
 	unsigned long long n = (unsigned long long)r->iterations;
 	/* Gb/s = MB/s * 2^20 * 8 / 1e9 */
 	double k = o->report_gbits ? 1048576.0 * 8.0 / 1e9 : 1.0;
+	unsigned long long sent = r->sent, rcvd = r->received;
+	unsigned long long lost = sent > rcvd ? sent - rcvd : 0;
 
-	if (o->format == PERF_FMT_JSON)
+	if (o->format == PERF_FMT_JSON) {
 		fprintf(f, "%s{\"bytes\":%u,\"iterations\":%llu,\"bw_peak_mbps\":%.3f,"
-			"\"bw_avg_mbps\":%.3f,\"msg_rate_mpps\":%.6f}",
+			"\"bw_avg_mbps\":%.3f,\"msg_rate_mpps\":%.6f",
 			rows ? "," : "", bytes, n, r->bw_peak_mbps,
 			r->bw_avg_mbps, r->msg_rate_mpps);
-	else if (o->format == PERF_FMT_CSV)
-		fprintf(f, "%u,%llu,%.3f,%.3f,%.6f\n", bytes, n,
+		if (is_ud_bw(o))
+			fprintf(f, ",\"sent\":%llu,\"received\":%llu,\"lost\":%llu",
+				sent, rcvd, lost);
+		fprintf(f, "}");
+	} else if (o->format == PERF_FMT_CSV) {
+		fprintf(f, "%u,%llu,%.3f,%.3f,%.6f", bytes, n,
 			r->bw_peak_mbps, r->bw_avg_mbps, r->msg_rate_mpps);
-	else
+		if (is_ud_bw(o))
+			fprintf(f, ",%llu,%llu,%llu", sent, rcvd, lost);
+		fprintf(f, "\n");
+	} else {
 		fprintf(f, " %-10u %-14llu %-18.3f %-20.3f %.6f\n", bytes, n,
 			r->bw_peak_mbps * k, r->bw_avg_mbps * k,
 			r->msg_rate_mpps);
+		if (is_ud_bw(o))
+			fprintf(f, " UD: %llu sent, %llu received, %llu lost\n",
+				sent, rcvd, lost);
+	}
 	rows++;
 	fflush(f);
 }

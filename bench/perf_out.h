@@ -16,6 +16,7 @@
 struct perf_bw_result {
 	uint64_t iterations;
 	double bw_peak_mbps, bw_avg_mbps, msg_rate_mpps; /* MB = 2^20 bytes */
+	uint64_t sent, received; /* every message, warm-up too (UD loss) */
 };
 
 struct perf_lat_extra {

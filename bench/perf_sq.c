@@ -99,7 +99,8 @@ int perf_sq_post_credit(struct perf_ep *ep, struct perf_sq *sq, uint64_t value)
 {
 	int ret;
 
-	if (sq->outstanding >= ep->prm.tx_depth)
+	/* The queue pair has one slot more than data may use: see perf_sq.h. */
+	if (sq->outstanding > ep->prm.tx_depth)
 		return 0;
 	ret = perf_post_credit(ep, value, CREDIT_WR);
 	if (ret) {
@@ -111,16 +112,21 @@ int perf_sq_post_credit(struct perf_ep *ep, struct perf_sq *sq, uint64_t value)
 	return 1;
 }
 
-int perf_credit_received(struct perf_ep *ep, struct perf_sq *sq, uint32_t n)
+int perf_credit_flush(struct perf_ep *ep, struct perf_sq *sq)
 {
 	uint32_t every = ep->prm.rx_depth / 4 ? ep->prm.rx_depth / 4 : 1;
 	int ret;
 
-	ep->rx_total += n;
 	if (!ep->credits || ep->rx_total - ep->credit_last < every)
 		return 0;
 	ret = perf_sq_post_credit(ep, sq, ep->rx_total);
 	if (ret > 0)
 		ep->credit_last = ep->rx_total;
 	return ret < 0 ? ret : 0;
+}
+
+int perf_credit_received(struct perf_ep *ep, struct perf_sq *sq, uint32_t n)
+{
+	ep->rx_total += n;
+	return perf_credit_flush(ep, sq);
 }

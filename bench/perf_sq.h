@@ -52,6 +52,17 @@ static inline int perf_credit_ok(const struct perf_ep *ep, uint32_t n)
  */
 int perf_credit_received(struct perf_ep *ep, struct perf_sq *sq, uint32_t n);
 
+/*
+ * Post a credit report that is due but found the send queue full. Every
+ * wait loop of a side that receives must call this, not only when a
+ * message arrives: a peer held back by our credit sends nothing more, so
+ * a report skipped at the last arrival would otherwise never go out and
+ * both sides would wait for ever. The queue pair has one send slot more
+ * than tx_depth, which data sends never use, so a credit write always
+ * finds room once a send completion has been reaped.
+ */
+int perf_credit_flush(struct perf_ep *ep, struct perf_sq *sq);
+
 /* Wait until every posted send has completed (needs a signalled last). */
 int perf_sq_drain(struct perf_ep *ep, struct perf_sq *sq);
 

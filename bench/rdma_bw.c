@@ -19,6 +19,8 @@
 #include "perf_sq.h"
 
 #define CHECK_EVERY 1024
+/* UD: no new message this long after the sender's STOP = the rest is lost. */
+#define UD_QUIET_NS 300000000ull
 
 struct point {
 	uint64_t count, ticks;
@@ -39,6 +41,9 @@ struct bw_side {
 	uint64_t received, peer_count;
 	struct perf_bw_result peer_res;
 	uint64_t since;
+	/* UD drops: after the peer's STOP, wait for quiet, not for a count */
+	int drained;
+	uint64_t quiet_ns, quiet_rx;
 };
 
 static int add_point(struct bw_side *b, uint64_t count, uint64_t ticks)
@@ -233,7 +238,27 @@ static int finished(const struct bw_side *b)
 		return 0;
 	if (!b->peer_sends)
 		return 1;
-	return b->peer_stopped && (!b->recv_verb || b->received >= b->peer_count);
+	return b->peer_stopped && (!b->recv_verb || b->drained ||
+				   b->received >= b->peer_count);
+}
+
+/*
+ * UD may drop, so a receiver cannot wait for the count the sender sent:
+ * once that sender has stopped, a quiet spell ends the wait. Its send
+ * completions came first, so what is still on the way is microseconds off.
+ */
+static void ud_quiet(struct perf_ep *ep, struct bw_side *b)
+{
+	uint64_t now = perf_mono_ns();
+
+	if (ep->prm.conn != PERF_UD || !b->peer_stopped)
+		return;
+	if (!b->quiet_ns || b->received != b->quiet_rx) {
+		b->quiet_ns = now;
+		b->quiet_rx = b->received;
+	} else if (now - b->quiet_ns > UD_QUIET_NS) {
+		b->drained = 1;
+	}
 }
 
 /* Neither messages nor completions for --timeout seconds: give up. */
@@ -279,9 +304,17 @@ static int bw_loop(struct perf_ep *ep, struct bw_side *b, uint32_t size)
 		/* A side that only receives still reaps its credit writes. */
 		if (!ret && ep->credits && (!b->sending || b->send_done))
 			ret = perf_sq_reap(ep, &b->sq);
+		/*
+		 * A report our full send queue held back goes out now, even
+		 * with nothing more arriving: the peer may be waiting for it.
+		 */
+		if (!ret && ep->credits)
+			ret = perf_credit_flush(ep, &b->sq);
 		if (!ret && b->peer_sends && !b->peer_stopped &&
 		    (!b->sending || b->send_done) && !(spins % CHECK_EVERY))
 			ret = check_stop(ep, b);
+		if (!(spins % CHECK_EVERY))
+			ud_quiet(ep, b);
 	}
 	return ret;
 }
@@ -322,6 +355,9 @@ static int bw_client_size(struct perf_ep *ep, uint32_t size)
 			b.res.msg_rate_mpps += b.peer_res.msg_rate_mpps;
 			b.res.iterations += b.peer_res.iterations;
 		}
+		/* UD: the server counted what arrived; the rest was lost. */
+		b.res.sent = b.posted;
+		b.res.received = done.v[0];
 		perf_out_bw(stdout, o, size, &b.res);
 	}
 	free(b.pts);

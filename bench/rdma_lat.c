@@ -316,6 +316,8 @@ static int client_load(struct perf_ep *ep, uint32_t size, struct samples *s,
 			ret = load_poll(ep, &sq, &l, s);
 		if (ret >= 0)
 			ret = perf_sq_reap(ep, &sq);
+		if (ret >= 0)
+			ret = perf_credit_flush(ep, &sq);
 	}
 	if (ret >= 0)
 		ret = load_drain(ep, &sq, &l, s);
@@ -387,8 +389,11 @@ static int wait_credit(struct perf_ep *ep, struct perf_sq *sq)
 	uint32_t spins = 0;
 
 	while (!perf_credit_ok(ep, 1)) {
+		/* The client may wait for our report as we wait for its. */
 		int n = perf_sq_reap(ep, sq);
 
+		if (!n)
+			n = perf_credit_flush(ep, sq);
 		if (!n)
 			n = idle_check(ep, &spins, &since, 0,
 				       "waiting for credit");
@@ -447,7 +452,8 @@ static int serve_recv_echo(struct perf_ep *ep, uint32_t size)
 			if (ret)
 				return ret;
 		}
-		if (n < 0 || (n == 0 && perf_sq_reap(ep, &sq)))
+		if (n < 0 || (n == 0 && (perf_sq_reap(ep, &sq) ||
+					 perf_credit_flush(ep, &sq))))
 			return n < 0 ? n : -EIO;
 		if (n > 0) {
 			since = perf_mono_ns();

@@ -3,9 +3,9 @@
  * rdma_lat and rdma_bw end to end on the device under test: a server bound
  * to MSGA_TEST_ADDR and a client, both spawned as processes with time
  * limits. Checks that every verb runs, that --json parses and its numbers
- * agree with each other and with the command line, that iWARP refuses
- * what it cannot do, that a server outlives a client killed mid-run, and
- * that a bad option is one line on stderr and exit status 2. No timing
+ * agree with each other and with the command line, that UD and multicast
+ * (-M) run and count their losses, that iWARP refuses what it cannot do,
+ * that a server outlives a client killed mid-run, and that a bad option is one line on stderr and exit status 2. No timing
  * thresholds: soft RDMA latency varies too much from run to run.
  */
 #include <ctype.h>
@@ -681,21 +681,32 @@ Test(tools, lat_under_load_small_queues)
 	proc_free(&c);
 }
 
+/* Run a client with --csv; check the header line, return the first row. */
+static const char *csv_run(struct proc *c, const char *tool,
+			   const char *const *args, const char *header)
+{
+	const char *row;
+
+	run_pair(tool, NULL, args, c);
+	cr_expect(!strncmp(c->out, header, strlen(header)), "CSV header: %s",
+		  c->out);
+	row = strchr(c->out, '\n');
+	cr_assert_not_null(row);
+	return row + 1;
+}
+
 Test(tools, lat_csv_output)
 {
 	struct proc c;
-	char *line2;
+	const char *row;
 	int commas = 0;
 
-	run_pair("rdma_lat", NULL, (const char *const[]){ "--csv", "-n", "50",
-			 "-s", "16", NULL }, &c);
-	cr_expect(!strncmp(c.out, "bytes,iterations,t_min_us,t_max_us,t_median_us,"
-			   "t_avg_us,t_stdev_us,p99_us,p999_us,p9999_us\n", 86),
-		  "CSV header: %s", c.out);
-	line2 = strchr(c.out, '\n');
-	cr_assert_not_null(line2);
-	cr_expect(!strncmp(line2 + 1, "16,50,", 6), "CSV row: %s", line2 + 1);
-	for (char *p = line2 + 1; *p && *p != '\n'; p++)
+	row = csv_run(&c, "rdma_lat", (const char *const[]){ "--csv", "-n",
+		      "50", "-s", "16", NULL }, "bytes,iterations,t_min_us,"
+		      "t_max_us,t_median_us,t_avg_us,t_stdev_us,p99_us,p999_us,"
+		      "p9999_us\n");
+	cr_expect(!strncmp(row, "16,50,", 6), "CSV row: %s", row);
+	for (const char *p = row; *p && *p != '\n'; p++)
 		commas += *p == ',';
 	cr_expect_eq(commas, 9);
 	proc_free(&c);
@@ -796,19 +807,143 @@ Test(tools, bw_rc_send_bidirectional)
 	struct json *j;
 
 	/*
-	 * Known bug, not yet fixed: on iWARP, where rdma_bw paces SENDs by
-	 * credits, a bidirectional run can stall with one side waiting for
-	 * credit (seen once in three full runs, siw under ASan: "sent 512,
-	 * completed 512, received 1000"). Reported as skipped, not passed.
+	 * On iWARP both directions are paced by credits: each side must keep
+	 * reporting re-posted receives while its own send queue is full and
+	 * after its own sending is over (this once stalled with "sent 512,
+	 * completed 512, received 1000").
 	 */
-	if (strcmp(devtest_env()->transport, "iWARP") == 0)
-		cr_skip_test("rdma_bw -b on iWARP: known intermittent credit stall");
 	run_pair("rdma_bw", NULL, (const char *const[]){ "--json", "-b", "-n",
 			 "1000", "-s", "1024", NULL }, &c);
 	j = json_parse(c.out);
 	cr_expect_eq(jnum(j, 0, "iterations"), 2000, "both directions count");
 	cr_expect_gt(jnum(j, 0, "bw_avg_mbps"), 0.0);
 	free(j);
+	proc_free(&c);
+}
+
+/* ------------------------------------------------------------ UD, -M */
+
+/*
+ * A group of our own per test (tests run in parallel, and a group shared
+ * with another test would mix their messages): 239.255.H.L from the TCP
+ * port, L even so that rdma_lat's reply group (+1) is ours too.
+ */
+static void test_group(char *buf, size_t len, int port)
+{
+	snprintf(buf, len, "239.255.%d.%d", (port >> 8) & 0xff, port & 0xfe);
+}
+
+/* iWARP has no UD and no multicast: exit 2, one line naming why. */
+static void expect_iwarp_refusal(const char *tool, const char *const *extra,
+				 const char *word)
+{
+	cr_assert(is_iwarp());
+	expect_usage_error(tool, extra, word, 1);
+}
+
+Test(tools, lat_mcast_json)
+{
+	const char *cl[] = { "--json", "-c", "UD", "-M", NULL, "-n", "300",
+			     "-s", "64", NULL };
+	char group[32];
+	struct proc c;
+	struct json *j;
+
+	test_group(group, sizeof(group), next_port());
+	cl[4] = group;
+	if (is_iwarp()) {
+		expect_iwarp_refusal("rdma_lat", cl,
+				     "-M is not supported on iWARP device");
+		return;
+	}
+	run_pair("rdma_lat", NULL, cl, &c);
+	j = json_parse(c.out);
+	check_header(j, "rdma_lat", "UD", "send");
+	cr_expect_str_eq(jstr(j, "cm"), "rdma_cm",
+			 "multicast joins through rdma_cm");
+	cr_expect_str_eq(jstr(j, "mcast_group"), group);
+	cr_expect_eq(jrows(j), 1);
+	check_lat_row(j, 0, 64, 300);
+	free(j);
+	proc_free(&c);
+}
+
+/* UD may drop: sent counts every send, received what the server got. */
+static void check_ud_bw_row(struct json *j, double iters)
+{
+	double sent = jnum(j, 0, "sent"), rcvd = jnum(j, 0, "received");
+	double lost = jnum(j, 0, "lost");
+
+	cr_expect_eq(jnum(j, 0, "iterations"), iters);
+	cr_expect_eq(sent, iters, "no warm-up: sent %.0f of %.0f", sent, iters);
+	cr_expect_gt(rcvd, 0.0, "nothing arrived");
+	cr_expect_leq(rcvd, sent, "received %.0f > sent %.0f", rcvd, sent);
+	cr_expect_eq(lost, sent - rcvd, "lost %.0f != %.0f - %.0f", lost, sent,
+		     rcvd);
+	cr_expect_gt(jnum(j, 0, "bw_avg_mbps"), 0.0);
+	cr_expect_geq(jnum(j, 0, "bw_peak_mbps"), jnum(j, 0, "bw_avg_mbps"));
+}
+
+static void bw_ud_case(const char *group)
+{
+	const char *cl[] = { "--json", "-c", "UD", "-n", "2000", "-s", "512",
+			     group ? "-M" : NULL, group, NULL };
+	struct proc c;
+	struct json *j;
+
+	if (is_iwarp()) {
+		expect_iwarp_refusal("rdma_bw", cl, group ?
+				     "-M is not supported on iWARP device" :
+				     "-c UD is not supported on iWARP device");
+		return;
+	}
+	run_pair("rdma_bw", NULL, cl, &c);
+	j = json_parse(c.out);
+	check_header(j, "rdma_bw", "UD", "send");
+	cr_expect_str_eq(jstr(j, "mcast_group"), group ? group : "");
+	cr_expect_str_eq(jstr(j, "cm"), group ? "rdma_cm" : "tcp");
+	check_ud_bw_row(j, 2000);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, bw_ud_counts_loss)
+{
+	bw_ud_case(NULL);
+}
+
+Test(tools, bw_mcast_counts_loss)
+{
+	char group[32];
+
+	test_group(group, sizeof(group), next_port());
+	bw_ud_case(group);
+}
+
+Test(tools, bw_ud_csv_has_loss_columns)
+{
+	struct proc c;
+	const char *row;
+	unsigned long long it, sent, rcvd, lost;
+	double peak, avg, rate;
+	int bytes;
+
+	if (is_iwarp()) {
+		expect_iwarp_refusal("rdma_bw", (const char *const[]){ "--csv",
+				     "-c", "UD", NULL }, "iWARP has RC only");
+		return;
+	}
+	row = csv_run(&c, "rdma_bw", (const char *const[]){ "--csv", "-c", "UD",
+		      "-n", "500", NULL }, "bytes,iterations,bw_peak_mbps,"
+		      "bw_avg_mbps,msg_rate_mpps,sent,received,lost\n");
+	cr_assert_eq(sscanf(row, "%d,%llu,%lf,%lf,%lf,%llu,%llu,%llu", &bytes,
+			    &it, &peak, &avg, &rate, &sent, &rcvd, &lost), 8,
+		     "CSV row: %s", row);
+	cr_expect_eq(it, 500);
+	cr_expect_eq(bytes, 1024, "rdma_bw -c UD defaults to 1024 bytes");
+	cr_expect_eq(sent, 500);
+	cr_expect(rcvd > 0 && rcvd <= sent && lost == sent - rcvd,
+		  "sent %llu received %llu lost %llu", sent, rcvd, lost);
 	proc_free(&c);
 }
 
@@ -854,8 +989,12 @@ Test(tools, bad_options_exit_2_with_one_line)
 			   "-s", 0);
 	expect_usage_error("rdma_lat", (const char *const[]){ "--bogus", NULL },
 			   "unknown option", 0);
-	expect_usage_error("rdma_bw", (const char *const[]){ "-c", "UD", NULL },
-			   "UD", 0);
+	expect_usage_error("rdma_bw", (const char *const[]){ "-c", "UD", "-b",
+			   NULL }, "-b", 0);
+	expect_usage_error("rdma_lat", (const char *const[]){ "-M",
+			   "239.255.1.1", NULL }, "-c UD", 0);
+	expect_usage_error("rdma_bw", (const char *const[]){ "-c", "UD", "-M",
+			   "198.18.0.1", NULL }, "not a multicast", 0);
 	expect_usage_error("rdma_bw", (const char *const[]){ "-t", "4", "-Q",
 			   "9", NULL }, "-Q", 0);
 	expect_usage_error("rdma_lat", (const char *const[]){ "-d", "nosuchdev0",

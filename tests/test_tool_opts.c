@@ -3,6 +3,7 @@
  * rdma_lat/rdma_bw option parsing: defaults, accepted values, and every
  * rejection the man pages document (each one a single-line reason).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,38 @@ Test(tool_opts, all_sizes_are_powers_of_two_to_8m)
 	cr_expect_eq(o.post_list, 4);
 }
 
+Test(tool_opts, mcast_group_lands_in_network_order)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err,
+			   "-c UD --mcast 239.255.1.1 198.18.0.1"), 0, "%s",
+		     err);
+	cr_expect_str_eq(o.mcast, "239.255.1.1");
+	cr_expect_eq(o.mcast_group, htonl(0xefff0101));
+	/* rdma_bw needs no reply group: the top address is fine. */
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err,
+			   "-c UD -M 239.255.255.255 198.18.0.1"), 0, "%s",
+		     err);
+	cr_expect_eq(o.mcast_group, htonl(0xefffffff));
+}
+
+Test(tool_opts, bw_ud_defaults_to_one_kib)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "-c UD 198.18.0.1"), 0, "%s",
+		     err);
+	cr_expect_eq(o.size, 1024);
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "-c UD -s 64 198.18.0.1"), 0,
+		     "%s", err);
+	cr_expect_eq(o.size, 64);
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "198.18.0.1"), 0, "%s", err);
+	cr_expect_eq(o.size, 65536);
+}
+
 Test(tool_opts, cq_mod_defaults_shrink_to_tx_depth)
 {
 	struct perf_opts o;
@@ -171,7 +204,18 @@ static struct bad_case bad_cases[] = {
 	{ PERF_TOOL_LAT, "-c UD -V write", "UD" },
 	{ PERF_TOOL_LAT, "-c UD -R", "-R" },
 	{ PERF_TOOL_LAT, "-c UC -V read", "read" },
-	{ PERF_TOOL_BW, "-c UD", "RC and UC" },
+	{ PERF_TOOL_BW, "-c UD -b 10.0.0.1", "-b" },
+	{ PERF_TOOL_LAT, "-M 239.255.1.1 10.0.0.1", "-c UD" },
+	{ PERF_TOOL_BW, "-c RC -M 239.255.1.1 10.0.0.1", "-c UD" },
+	{ PERF_TOOL_LAT, "-c UD -M 239.255.1 10.0.0.1", "not an IPv4" },
+	{ PERF_TOOL_LAT, "-c UD -M ff02::1 10.0.0.1", "not an IPv4" },
+	{ PERF_TOOL_BW, "-c UD -M group 10.0.0.1", "not an IPv4" },
+	{ PERF_TOOL_LAT, "-c UD -M 198.18.0.1 10.0.0.1", "not a multicast" },
+	{ PERF_TOOL_BW, "-c UD -M 240.0.0.1 10.0.0.1", "not a multicast" },
+	{ PERF_TOOL_LAT, "-c UD -M 239.255.255.255 10.0.0.1", "reply group" },
+	{ PERF_TOOL_LAT, "-c UD -M 239.255.1.1", "client option" },
+	{ PERF_TOOL_LAT, "-c UD -M 239.255.1.1 -R 10.0.0.1", "-R" },
+	{ PERF_TOOL_LAT, "-c UD --mcast=", "empty" },
 	{ PERF_TOOL_LAT, "-b", "rdma_bw" },
 	{ PERF_TOOL_LAT, "-l 4", "rdma_bw" },
 	{ PERF_TOOL_BW, "--rate 100", "rdma_lat" },
