@@ -29,6 +29,12 @@
 #define MSGA__UD_REASM_SLOTS 4u
 #define MSGA__UD_REASM_TIMEOUT_NS 100000000ull /* 100 ms */
 #define MSGA__UD_MIN_FRAG 128u
+#define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */
+#define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
+#define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
+#define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
+#define MSGA__UD_KEEPALIVE_NS 1000000000ull
+#define MSGA__UD_DEAD_NS 5000000000ull    /* silent this long: gone */
 
 enum msga__group_state {
 	MSGA__G_JOINING = 1,
@@ -82,11 +88,37 @@ struct msga__udep {
 
 	struct msga__mgroup *groups;
 	uint32_t ngroups;
+
+	/* unicast UD (ud_unicast.c) */
+	int unicast;
+	int ustate;                  /* subscriber: enum msga__ustate */
+	struct msga__mgroup peer;    /* subscriber: the publisher's QP */
+	uint64_t started_ns, next_tx_ns, last_heard_ns;
+};
+
+/* A unicast UD subscriber as its publisher knows it. */
+struct msga__udest {
+	struct msga__mgroup g;       /* address handle, QPN, Q_Key, name */
+	int used;
+	uint32_t id;
+	uint32_t src_qp;
+	union ibv_gid gid;
+	uint16_t lid;
+	char pattern[MSGA_TOPIC_MAX + 2];
+	uint32_t ann;                /* topics [0, ann) matched below */
+	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
+	uint64_t last_seen_ns;
+};
+
+enum msga__ustate {
+	MSGA__U_RESOLVING = 1,
+	MSGA__U_SUBSCRIBING,         /* SUBSCRIBE sent, no SUBACK yet */
+	MSGA__U_READY,
 };
 
 /* udep.c */
 int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
-		   struct msga__udep **epp);
+		   const struct sockaddr_storage *at, struct msga__udep **epp);
 int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *g,
 		    int sendonly, struct msga__mgroup **gp);
 int msga__udep_sq_room(const struct msga__udep *ep);
@@ -104,6 +136,7 @@ void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 
 /* mcast_pub.c */
 int msga__mpub_create(struct msga_pub *pub, const char *uri);
+int msga__mpub_setup(struct msga_pub *pub);
 int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
@@ -114,6 +147,7 @@ void msga__mpub_on_group(struct msga__mgroup *g, int status);
 
 /* mcast_sub.c */
 int msga__msub_connect(struct msga_sub *sub, const char *uri);
+int msga__msub_init(struct msga_sub *sub);
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			uint32_t byte_len, uint64_t now_ns);
 void msga__msub_on_group(struct msga__mgroup *g, int status);
@@ -122,6 +156,24 @@ void msga__msub_release(struct msga__rxslot *slot);
 void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 void msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
+
+/* ud_unicast.c */
+int msga__upub_create(struct msga_pub *pub, const char *uri);
+void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id);
+void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			const struct ibv_wc *wc, uint64_t now_ns);
+uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
+			    uint32_t *count);
+void msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
+void msga__upub_fini(struct msga_pub *pub);
+int msga__usub_connect(struct msga_sub *sub, const char *uri);
+void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
+void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
+		       uint64_t now_ns);
+void msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
+void msga__usub_leave(struct msga__udep *ep);
+int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
+			uint8_t type, const char *pattern);
 
 /* local_addr.c */
 int msga__ctx_local_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss);

@@ -12,6 +12,19 @@
 #include "mcast.h"
 #include "pubsub.h"
 
+/* The endpoint's datagram geometry, and this publisher's origin id. */
+int msga__mpub_setup(struct msga_pub *pub)
+{
+	pub->mc->pub = pub;
+	pub->origin = msga__new_origin();
+	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
+	if (pub->frag < MSGA__UD_MIN_FRAG)
+		return msga__ctx_fail(pub->ctx, -EMSGSIZE,
+				      "path MTU %u too small",
+				      pub->mc->max_dgram);
+	return 0;
+}
+
 int msga__mpub_create(struct msga_pub *pub, const char *uri)
 {
 	struct msga_ctx *ctx = pub->ctx;
@@ -21,15 +34,11 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri)
 	if (msga__parse_mcast_uri(uri, &pub->mc_range))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
 				      "multicast uri '%s'", uri);
-	ret = msga__udep_new(ctx, 0, MSGA__UD_PUB_SQ_DEPTH, &pub->mc);
+	ret = msga__udep_new(ctx, 0, MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
+	if (!ret)
+		ret = msga__mpub_setup(pub);
 	if (ret)
 		return ret;
-	pub->mc->pub = pub;
-	pub->origin = msga__new_origin();
-	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
-	if (pub->frag < MSGA__UD_MIN_FRAG)
-		return msga__ctx_fail(ctx, -EMSGSIZE, "path MTU %u too small",
-				      pub->mc->max_dgram);
 	if (pub->mc_range.host_bits == 0)
 		return msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
 	return 0;
@@ -58,6 +67,8 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 	int ret;
 
 	t->name_len = (uint8_t)strlen(t->name);
+	if (pub->unicast)
+		return 0; /* subscribers match it as they come (ud_unicast.c) */
 	msga__mcast_group_of(&pub->mc_range, t->name, &addr);
 	for (i = 0; i < ep->ngroups; i++)
 		if (same_addr(&ep->groups[i].addr, &addr))
@@ -82,29 +93,57 @@ static uint32_t frags_of(const struct msga_pub *pub, size_t len)
 	return (uint32_t)((len + pub->frag - 1) / pub->frag);
 }
 
+/*
+ * Where a message on topic_id goes: its multicast group (bit 0), or each
+ * unicast subscriber whose pattern matches (bit = its slot).
+ */
+static uint64_t targets(struct msga_pub *pub, uint32_t topic_id,
+			uint32_t *count)
+{
+	if (pub->unicast)
+		return msga__upub_targets(pub, topic_id, count);
+	*count = 1;
+	return 1;
+}
+
+static const struct msga__mgroup *target(struct msga_pub *pub, uint32_t bit)
+{
+	if (pub->unicast)
+		return &pub->dests[bit].g;
+	return &pub->mc->groups[pub->topics[pub->big_topic].group];
+}
+
 /* Can a message of len bytes on topic_id go out now? 0 or -errno. */
 int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 {
-	const struct msga__mgroup *g = &pub->mc->groups[pub->topics[topic_id].group];
+	uint32_t n;
 
 	if (pub->mc->dead)
 		return -ENETDOWN;
-	if (g->state == MSGA__G_FAILED)
-		return g->status;
-	if (g->state != MSGA__G_READY || pub->pumping)
+	if (!pub->unicast) {
+		const struct msga__mgroup *g =
+			&pub->mc->groups[pub->topics[topic_id].group];
+
+		if (g->state == MSGA__G_FAILED)
+			return g->status;
+		if (g->state != MSGA__G_READY)
+			return -EAGAIN;
+	}
+	if (pub->pumping)
 		return -EAGAIN;
+	targets(pub, topic_id, &n);
 	/* A message up to MSGA_FRAG_MAX goes out whole at commit. */
 	if (len <= single_max(pub, topic_id))
-		return msga__udep_sq_room(pub->mc) >= 1 ? 0 : -EAGAIN;
+		return msga__udep_sq_room(pub->mc) >= (int)n ? 0 : -EAGAIN;
 	if (len <= MSGA_FRAG_MAX)
-		return msga__udep_sq_room(pub->mc) >= (int)frags_of(pub, len) ?
-			0 : -EAGAIN;
+		return msga__udep_sq_room(pub->mc) >=
+		       (int)(n * frags_of(pub, len)) ? 0 : -EAGAIN;
 	return pub->big_inflight ? -EAGAIN : 0;
 }
 
 /* Post one datagram of the message in pub->pump_*; 1 if its data is held. */
-static int post_piece(struct msga_pub *pub, uint32_t off, uint32_t n,
-		      uint32_t flags)
+static int post_piece(struct msga_pub *pub, const struct msga__mgroup *g,
+		      uint32_t off, uint32_t n, uint32_t flags)
 {
 	const struct msga__topic *t = &pub->topics[pub->big_topic];
 	struct msga__udep *ep = pub->mc;
@@ -121,9 +160,8 @@ static int post_piece(struct msga_pub *pub, uint32_t off, uint32_t n,
 	 */
 	int last_big = (flags & MSGA__UDW_LAST) &&
 		       pub->pump_tag == MSGA__TAG_BIG;
-	int ret = msga__udep_send(ep, &ep->groups[t->group], hl,
-				  pub->pump_data + off, n, pub->pump_lkey,
-				  pub->pump_tag, last_big);
+	int ret = msga__udep_send(ep, g, hl, pub->pump_data + off, n,
+				  pub->pump_lkey, pub->pump_tag, last_big);
 
 	if (ret)
 		return ret;
@@ -138,26 +176,48 @@ static void held_by_send(struct msga_pub *pub)
 		pub->tx_ref[pub->pump_tag]++;
 }
 
+/* One datagram (off, n) to every target; the caller checked the room. */
+static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
+		       uint32_t flags)
+{
+	int sent = 0;
+
+	for (uint64_t m = pub->pump_mask; m; m &= m - 1) {
+		uint32_t bit = (uint32_t)__builtin_ctzll(m);
+		int ret;
+
+		if (pub->unicast && !pub->dests[bit].used)
+			continue; /* it left while the message was going out */
+		ret = post_piece(pub, target(pub, bit), off, n, flags);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			held_by_send(pub);
+		sent++;
+	}
+	return sent;
+}
+
 /* Fragments of the current message while the send queue has room. */
 static void pump(struct msga_pub *pub)
 {
-	uint32_t batch = 0;
+	uint32_t batch = 0, n_targets = (uint32_t)__builtin_popcountll(
+						pub->pump_mask);
 
-	while (pub->pumping && msga__udep_sq_room(pub->mc) > 0 &&
+	while (pub->pumping &&
+	       msga__udep_sq_room(pub->mc) >= (int)n_targets &&
 	       batch++ < MSGA__UD_PUMP_BATCH) {
 		uint32_t off = pub->pump_off, left = pub->big_len - off;
 		uint32_t n = left < pub->frag ? left : pub->frag;
-		int ret = post_piece(pub, off, n,
-				     (off ? 0 : MSGA__UDW_FIRST) |
-				     (n == left ? MSGA__UDW_LAST : 0));
+		int ret = post_to_all(pub, off, n,
+				      (off ? 0 : MSGA__UDW_FIRST) |
+				      (n == left ? MSGA__UDW_LAST : 0));
 
 		if (ret < 0) {
 			msga__udep_kill(pub->mc, ret, 0);
 			pub->pumping = 0;
 			break;
 		}
-		if (ret)
-			held_by_send(pub);
 		pub->pump_off += n;
 		if (pub->pump_off == pub->big_len)
 			pub->pumping = 0;
@@ -167,8 +227,8 @@ static void pump(struct msga_pub *pub)
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big)
 {
-	uint32_t len = (uint32_t)claim->len;
-	int ret = 1;
+	uint32_t len = (uint32_t)claim->len, n;
+	int ret;
 
 	pub->big_topic = (uint16_t)claim->topic_id;
 	pub->big_len = len;
@@ -177,16 +237,13 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->pump_off = 0;
 	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
+	pub->pump_mask = targets(pub, claim->topic_id, &n);
 	if (len <= single_max(pub, claim->topic_id)) {
-		int held = post_piece(pub, 0, len,
-				      MSGA__UDW_FIRST | MSGA__UDW_LAST);
-
-		if (held > 0)
-			held_by_send(pub);
-		else if (held < 0)
-			ret = held;
+		ret = post_to_all(pub, 0, len,
+				  MSGA__UDW_FIRST | MSGA__UDW_LAST);
 	} else {
-		pub->pumping = 1;
+		ret = (int)n;
+		pub->pumping = n > 0;
 		pump(pub);
 	}
 	if (!big && !pub->tx_ref[slot])

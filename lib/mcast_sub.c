@@ -34,7 +34,7 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 		sub->streams.streams[stream].reasm_drops++;
 }
 
-static int msub_init(struct msga_sub *sub)
+int msga__msub_init(struct msga_sub *sub)
 {
 	int ret;
 
@@ -72,10 +72,10 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 				      "prefix pattern needs one group, not "
 				      "the range %s", uri);
 	msga__mcast_group_of(&range, sub->pattern, &group);
-	ret = msub_init(sub);
+	ret = msga__msub_init(sub);
 	if (ret)
 		return ret;
-	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, 0, &ep);
+	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, 0, NULL, &ep);
 	if (ret)
 		return ret;
 	ep->sub = sub;
@@ -196,6 +196,13 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		sub->st.foreign++;
 		return;
 	}
+	if (ep->unicast)
+		ep->last_heard_ns = now_ns; /* the publisher is alive */
+	if (h.type != MSGA__UDW_DATA) {
+		if (ep->unicast)
+			msga__usub_on_ctl(ep, &h, now_ns);
+		return;
+	}
 	if (is_local(sub, h.origin)) {
 		sub->st.local++;
 		return;
@@ -275,6 +282,8 @@ int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		struct msga__udep *ep = mship(pos);
 
 		if (ep->id == conn_id && !ep->dead) {
+			if (ep->unicast)
+				msga__usub_leave(ep);
 			msga__udep_kill(ep, 0, 0);
 			return 0;
 		}

@@ -42,20 +42,21 @@ int msga__ctx_cm_channel(struct msga_ctx *ctx)
 	return 0;
 }
 
-/* "rdma://IPv4:PORT" or "rdma://[IPv6]:PORT", numeric only. */
-int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
+/* "SCHEME://IPv4:PORT" or "SCHEME://[IPv6]:PORT", numeric only. */
+int msga__parse_uri_as(const char *uri, const char *scheme,
+		       struct sockaddr_storage *ss)
 {
-	static const char scheme[] = "rdma://";
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
 				  .ai_socktype = SOCK_STREAM };
+	size_t slen = scheme ? strlen(scheme) : 0;
 	char host[128];
 	const char *h, *colon;
 	struct addrinfo *ai;
 	size_t hl;
 
-	if (!uri || strncmp(uri, scheme, sizeof(scheme) - 1))
+	if (!uri || !slen || strncmp(uri, scheme, slen))
 		return -EINVAL;
-	h = uri + sizeof(scheme) - 1;
+	h = uri + slen;
 	colon = strrchr(h, ':');
 	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") !=
 	    strlen(colon + 1) || strlen(colon + 1) > 5 ||
@@ -255,7 +256,10 @@ static int cm_one(struct msga_ctx *ctx)
 	rdma_ack_cm_event(ev);
 
 	kind = copy.id->context;
-	if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+	if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	    *(int *)copy.listen_id->context == MSGA__K_UD) {
+		msga__upub_on_request(copy.listen_id->context, copy.id);
+	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		msga__pub_on_connect_request(copy.listen_id->context, copy.id,
 					     copy.param.conn.private_data,
 					     plen);
@@ -340,6 +344,20 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 				struct msga__udep, ctx_node), budget, &now);
 	if (++ctx->ud_polls % 64)
 		return done;
+	/* unicast UD keepalives and timeouts */
+	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
+		struct msga__udep *ep = msga__container_of(pos,
+					struct msga__udep, ctx_node);
+
+		if (!ep->unicast || ep->dead)
+			continue;
+		if (!now)
+			now = now_ns();
+		if (ep->pub)
+			msga__upub_tick(ep->pub, now);
+		else
+			msga__usub_tick(ep, now);
+	}
 	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
 		struct msga_sub *sub = msga__container_of(pos, struct msga_sub,
 							  ctx_node);
@@ -351,6 +369,11 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 		}
 	}
 	return done;
+}
+
+int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
+{
+	return msga__parse_uri_as(uri, "rdma://", ss);
 }
 
 MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)

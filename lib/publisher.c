@@ -77,7 +77,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 {
 	struct sockaddr_storage ss;
 	struct msga_pub *pub;
-	int mcast, ret;
+	int mcast, ud, ret;
 
 	if (pubp)
 		*pubp = NULL;
@@ -85,7 +85,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	    (attr->flags & ~(uint32_t)MSGA_PUB_BLOCK))
 		return -EINVAL;
 	mcast = attr->uri && !strncmp(attr->uri, "mcast://", 8);
-	if (!mcast && msga__parse_uri(attr->uri, &ss))
+	ud = attr->uri && !strncmp(attr->uri, "ud://", 5);
+	if (!mcast && !ud && msga__parse_uri(attr->uri, &ss))
 		return msga__ctx_fail(ctx, -EINVAL,
 				      "msga_pub_create: bad uri '%s'",
 				      attr->uri ? attr->uri : "(null)");
@@ -102,7 +103,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	ret = pub_alloc(pub);
 	if (!ret)
 		ret = mcast ? msga__mpub_create(pub, attr->uri) :
-			      pub_listen(pub, &ss);
+		      ud ? msga__upub_create(pub, attr->uri) :
+			   pub_listen(pub, &ss);
 	if (ret) {
 		msga_pub_destroy(pub);
 		return ret;
@@ -125,6 +127,7 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 		rdma_destroy_id(pub->listen);
 	if (pub->mc)
 		msga__udep_free(pub->mc); /* its QP first: it uses tx_mr */
+	msga__upub_fini(pub);
 	if (pub->tx_mr)
 		ibv_dereg_mr(pub->tx_mr);
 	if (pub->big_mr)
@@ -140,6 +143,8 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 
 MSGA_API int msga_pub_port(const struct msga_pub *pub)
 {
+	if (pub && pub->unicast && pub->mc)
+		return ntohs(rdma_get_src_port(pub->mc->cm));
 	if (pub && pub->mc)
 		return -EOPNOTSUPP; /* a group has no port */
 	if (!pub || !pub->listen)
@@ -149,6 +154,8 @@ MSGA_API int msga_pub_port(const struct msga_pub *pub)
 
 MSGA_API int msga_pub_subscribers(const struct msga_pub *pub)
 {
+	if (pub && pub->unicast)
+		return pub->ndests;
 	if (pub && pub->mc)
 		return -EOPNOTSUPP; /* a sender never learns who joined */
 	return pub ? pub->nready : -EINVAL;

@@ -167,6 +167,12 @@ struct msga_pub {
 	uint32_t pump_off, pump_lkey;
 	int32_t pump_tag;               /* tx slot, or MSGA__TAG_BIG */
 	uint32_t big_inflight;          /* big_buf datagrams not completed */
+	/* unicast UD publishers (ud_unicast.c): subscribers by slot */
+	int unicast;
+	struct msga__udest *dests;
+	uint32_t next_dest_id;
+	int ndests;
+	uint64_t pump_mask;             /* dest slots the message goes to */
 };
 
 struct msga_sub {
@@ -232,5 +238,7 @@ void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
 int msga__ctx_cm_channel(struct msga_ctx *ctx);
 void msga__ctx_pubsub_close(struct msga_ctx *ctx);
 int msga__parse_uri(const char *uri, struct sockaddr_storage *ss);
+int msga__parse_uri_as(const char *uri, const char *scheme,
+		       struct sockaddr_storage *ss);
 
 #endif

@@ -81,6 +81,8 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 
 	if (sub && uri && !strncmp(uri, "mcast://", 8))
 		return msga__msub_connect(sub, uri);
+	if (sub && uri && !strncmp(uri, "ud://", 5))
+		return msga__usub_connect(sub, uri);
 	if (!sub || msga__parse_uri(uri, &ss))
 		return -EINVAL;
 	c = msga__conn_new(sub->ctx, &geom);

@@ -27,6 +27,7 @@ uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 	msga__put32(p, MSGA__UDW_MAGIC);
 	p[4] = MSGA__UDW_VERSION;
 	p[6] = h->topic_len;
+	p[7] = h->type;
 	msga__put64(p + 8, h->origin);
 	msga__put16(p + 32, h->frag_size);
 	memcpy(p + MSGA__UDW_FIXED, topic, h->topic_len);
@@ -65,6 +66,7 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 		return -EPROTO;
 	h->flags = p[5];
 	h->topic_len = p[6];
+	h->type = p[7];
 	h->origin = msga__get64(p + 8);
 	h->seq = msga__get64(p + 16);
 	h->msg_len = msga__get32(p + 24);
@@ -72,9 +74,14 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->frag_size = msga__get16(p + 32);
 	h->topic = (const char *)p + MSGA__UDW_FIXED;
 	h->hdr_len = msga__udw_hdr_len(h->topic_len);
-	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX || h->hdr_len > n ||
-	    memchr(h->topic, '\0', h->topic_len))
+	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX + 1 ||
+	    h->hdr_len > n || memchr(h->topic, '\0', h->topic_len) ||
+	    h->type > MSGA__UDW_UNSUBSCRIBE)
 		return -EPROTO;
 	h->payload = (uint32_t)(n - h->hdr_len);
+	if (h->type != MSGA__UDW_DATA) /* control: a pattern, nothing else */
+		return h->payload ? -EPROTO : 0;
+	if (h->topic_len > MSGA_TOPIC_MAX)
+		return -EPROTO;
 	return frag_ok(h) ? 0 : -EPROTO;
 }

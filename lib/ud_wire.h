@@ -8,8 +8,8 @@
  *   0  u32 magic      "MSGU"
  *   4  u8  version    1
  *   5  u8  flags      FIRST and LAST fragment bits
- *   6  u8  topic_len  1..MSGA_TOPIC_MAX
- *   7  u8  reserved   0
+ *   6  u8  topic_len  1..MSGA_TOPIC_MAX (a pattern: up to one more)
+ *   7  u8  type       DATA, or a unicast control datagram
  *   8  u64 origin     publisher id (high 32 bits: host)
  *  16  u64 seq        per-topic sequence number, from 1
  *  24  u32 msg_len    whole message length
@@ -19,6 +19,11 @@
  *  36  topic name (topic_len bytes), zero padding to a multiple of 8
  *
  * then the payload. A whole message in one datagram has FIRST|LAST, off 0.
+ *
+ * Unicast UD (ud://) adds three control types with no payload, whose name
+ * field carries the subscriber's pattern: SUBSCRIBE (sub -> pub, repeated
+ * every second as a keepalive), SUBACK (pub -> sub, the answer to each)
+ * and UNSUBSCRIBE (sub -> pub, a polite goodbye).
  */
 #ifndef MSGA_UD_WIRE_H
 #define MSGA_UD_WIRE_H
@@ -34,7 +39,15 @@
 #define MSGA__UDW_FIRST 1u
 #define MSGA__UDW_LAST 2u
 
+enum msga__udw_type {
+	MSGA__UDW_DATA = 0,
+	MSGA__UDW_SUBSCRIBE = 1,
+	MSGA__UDW_SUBACK = 2,
+	MSGA__UDW_UNSUBSCRIBE = 3,
+};
+
 struct msga__udw_hdr {
+	uint8_t type;
 	uint8_t flags;
 	uint8_t topic_len;
 	uint16_t frag_size;

@@ -14,11 +14,16 @@
 #include "mcast.h"
 #include "pubsub.h"
 
-static int udep_bind(struct msga__udep *ep)
+static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
 	struct msga_ctx *ctx = ep->ctx;
 	struct sockaddr_storage local;
-	int ret = msga__ctx_local_addr(ctx, &local);
+	int ret = 0;
+
+	if (at)
+		local = *at;
+	else
+		ret = msga__ctx_local_addr(ctx, &local);
 
 	if (ret)
 		return ret;
@@ -30,7 +35,7 @@ static int udep_bind(struct msga__udep *ep)
 				      "rdma_create_id(UDP)");
 	if (rdma_bind_addr(ep->cm, (struct sockaddr *)&local))
 		return msga__ctx_fail(ctx, msga__neg_errno(EADDRNOTAVAIL),
-				      "rdma_bind_addr for multicast");
+				      "rdma_bind_addr (UD)");
 	if (ep->cm->verbs != ctx->verbs)
 		return msga__ctx_fail(ctx, -ENODEV, "the context's address is "
 				      "not on %s", ctx->dev_name);
@@ -99,7 +104,7 @@ static int udep_alloc(struct msga__udep *ep)
 
 /* An endpoint with its queue pair ready and every receive posted. */
 int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
-		   struct msga__udep **epp)
+		   const struct sockaddr_storage *at, struct msga__udep **epp)
 {
 	struct msga__udep *ep;
 	int ret;
@@ -118,7 +123,7 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 	ep->max_dgram = 128u << ctx->port_attr.active_mtu;
 	msga__list_init(&ep->own_node);
 	msga__list_add_tail(&ctx->udeps, &ep->ctx_node);
-	ret = udep_bind(ep);
+	ret = udep_bind(ep, at);
 	if (!ret)
 		ret = udep_alloc(ep);
 	if (!ret)
@@ -283,8 +288,12 @@ static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 			msga__udep_kill(ep, -EIO, 1);
 			return;
 		}
-		msga__msub_on_recv(ep, &ep->rx_slots[wc->wr_id], wc->byte_len,
-				   now_ns);
+		if (ep->pub)
+			msga__upub_on_recv(ep, &ep->rx_slots[wc->wr_id], wc,
+					   now_ns);
+		else
+			msga__msub_on_recv(ep, &ep->rx_slots[wc->wr_id],
+					   wc->byte_len, now_ns);
 		return;
 	}
 	/* A failed UD send still frees its slot; the QP is in error then. */
@@ -408,6 +417,17 @@ void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 		return;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		return;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		if (ep->unicast && ep->sub)
+			msga__usub_on_cm(ep, ev);
+		return;
 	default: /* device removal and the like */
 		msga__udep_kill(ep, -ENODEV, 1);
 		return;
@@ -432,7 +452,7 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 	}
 	ep->ctx->reap = 1;
 	if (notify && ep->sub)
-		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : NULL,
+		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : &ep->peer,
 				MSGA_EVENT_DISCONNECTED, status);
 }
 
@@ -442,6 +462,8 @@ void msga__udep_free(struct msga__udep *ep)
 	for (uint32_t i = 0; i < ep->ngroups; i++)
 		if (ep->groups[i].ah)
 			ibv_destroy_ah(ep->groups[i].ah);
+	if (ep->peer.ah)
+		ibv_destroy_ah(ep->peer.ah);
 	if (ep->qp)
 		rdma_destroy_qp(ep->cm);
 	if (ep->cq)

@@ -83,8 +83,12 @@ Test(ud_wire, foreign_and_malformed_are_refused)
 	cr_assert_eq(msga__udw_get(buf, hl + 7, &h), -EPROTO); /* short */
 	buf[6] = 0;  /* empty topic */
 	cr_assert_eq(msga__udw_get(buf, hl + 8, &h), -EPROTO);
-	buf[6] = MSGA_TOPIC_MAX + 1;
+	buf[6] = MSGA_TOPIC_MAX + 1; /* a data topic is at most 63 */
 	cr_assert_eq(msga__udw_get(buf, sizeof(buf), &h), -EPROTO);
+	buf[6] = 1;
+	buf[7] = 4;  /* unknown type */
+	cr_assert_eq(msga__udw_get(buf, hl + 8, &h), -EPROTO);
+	buf[7] = 0;
 	put_whole("t", 0, 8); /* sequence 0 is never sent */
 	cr_assert_eq(msga__udw_get(buf, hl + 8, &h), -EPROTO);
 }
@@ -115,4 +119,27 @@ Test(ud_wire, fragments_must_fit_their_message)
 	h.msg_len = MSGA_MSG_MAX + 1;
 	msga__udw_restamp(buf, &h);
 	cr_assert_eq(msga__udw_get(buf, hl + 50, &got), -EPROTO);
+}
+
+Test(ud_wire, control_datagrams_carry_a_pattern_and_nothing_else)
+{
+	char pat[MSGA_TOPIC_MAX + 2];
+	struct msga__udw_hdr h = { .type = MSGA__UDW_SUBSCRIBE,
+				   .topic_len = MSGA_TOPIC_MAX + 1 };
+	struct msga__udw_hdr got;
+	uint32_t hl;
+
+	memset(pat, 'a', MSGA_TOPIC_MAX);
+	pat[MSGA_TOPIC_MAX] = '*';
+	hl = msga__udw_put(buf, &h, pat);
+	cr_assert_leq(hl, MSGA__UDW_HDR_MAX);
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.type, MSGA__UDW_SUBSCRIBE);
+	cr_assert_eq(got.topic_len, MSGA_TOPIC_MAX + 1);
+	cr_assert_eq(got.topic[MSGA_TOPIC_MAX], '*');
+	cr_assert_eq(msga__udw_get(buf, hl + 1, &got), -EPROTO,
+		     "a control datagram has no payload");
+	buf[7] = MSGA__UDW_SUBACK;
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.type, MSGA__UDW_SUBACK);
 }

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ud_unicast.c - publish to unicast UD peers ("ud://IP:PORT"). The
+ * publisher's UD endpoint listens in rdma_cm's UDP port space; a
+ * subscriber resolves it and "connects", which for UD is one service-ID
+ * request/reply (SIDR) that hands it the publisher's QPN, Q_Key and an
+ * address handle. It then sends SUBSCRIBE datagrams with its pattern; the
+ * publisher builds an address handle back from the datagram's work
+ * completion and answers SUBACK. There is no connection to break, so both
+ * sides watch each other: SUBSCRIBE repeats every second as a keepalive,
+ * and a peer silent for 5 s is reported gone (MSGA_EVENT_DISCONNECTED,
+ * -ETIMEDOUT). Data datagrams are the multicast ones: same header, same
+ * sequence tracking, same fragmentation.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+#include "topic.h"
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One control datagram (no payload) to a peer. 0, or -EAGAIN when full. */
+int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
+			uint8_t type, const char *pattern)
+{
+	struct msga__udw_hdr h = { .type = type,
+				   .topic_len = (uint8_t)strlen(pattern) };
+	uint32_t hl;
+
+	if (!to->ah || msga__udep_sq_room(ep) < 1)
+		return -EAGAIN;
+	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, pattern);
+	return msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0);
+}
+
+/* ------------------------------------------------------------ publisher */
+
+int msga__upub_create(struct msga_pub *pub, const char *uri)
+{
+	struct msga_ctx *ctx = pub->ctx;
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (msga__parse_uri_as(uri, "ud://", &ss))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
+				      "uri '%s'", uri);
+	pub->unicast = 1;
+	pub->dests = calloc(MSGA__UD_DESTS_MAX, sizeof(*pub->dests));
+	if (!pub->dests)
+		return -ENOMEM;
+	ret = msga__udep_new(ctx, MSGA__UD_PUB_RX_DEPTH, MSGA__UD_PUB_SQ_DEPTH,
+			     &ss, &pub->mc);
+	if (!ret)
+		ret = msga__mpub_setup(pub);
+	if (ret)
+		return ret;
+	pub->mc->unicast = 1;
+	if (rdma_listen(pub->mc->cm, 64))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
+				      "msga_pub_create: rdma_listen (UD)");
+	return 0;
+}
+
+/* SIDR: answer with our one shared QP; the request's id is done then. */
+void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id)
+{
+	struct rdma_conn_param param = { .qp_num = ep->qp->qp_num };
+
+	if (ep->dead || rdma_accept(id, &param))
+		rdma_reject(id, NULL, 0);
+	rdma_destroy_id(id);
+}
+
+static void dest_emit(struct msga_pub *pub, struct msga__udest *d,
+		      enum msga_event_type type, int status)
+{
+	struct msga_event ev = { .type = type, .status = status,
+				 .conn_id = d->id, .pub = pub,
+				 .peer = d->g.name };
+
+	if (pub->on_event)
+		pub->on_event(&ev, pub->user);
+}
+
+static void dest_drop(struct msga_pub *pub, struct msga__udest *d, int status)
+{
+	d->used = 0;
+	pub->ndests--;
+	if (d->g.ah)
+		ibv_destroy_ah(d->g.ah);
+	d->g.ah = NULL;
+	dest_emit(pub, d, MSGA_EVENT_DISCONNECTED, status);
+}
+
+/* The subscriber a datagram came from: its slot, a free one, or NULL. */
+static struct msga__udest *dest_find(struct msga_pub *pub,
+				     const struct ibv_wc *wc,
+				     const struct ibv_ah_attr *ah, int add)
+{
+	struct msga__udest *free_d = NULL;
+
+	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++) {
+		struct msga__udest *d = &pub->dests[i];
+
+		if (!d->used) {
+			if (!free_d)
+				free_d = d;
+			continue;
+		}
+		if (d->src_qp == wc->src_qp && d->lid == ah->dlid &&
+		    !memcmp(&d->gid, &ah->grh.dgid, sizeof(d->gid)))
+			return d;
+	}
+	return add ? free_d : NULL;
+}
+
+static int dest_add(struct msga_pub *pub, struct msga__udest *d,
+		    const struct ibv_wc *wc, struct ibv_ah_attr *ah,
+		    const char *pattern)
+{
+	memset(d, 0, sizeof(*d));
+	d->g.ah = ibv_create_ah(pub->ctx->pd, ah);
+	if (!d->g.ah)
+		return -ENOMEM;
+	d->g.qpn = wc->src_qp;
+	d->g.qkey = RDMA_UDP_QKEY;
+	d->g.state = MSGA__G_READY;
+	d->src_qp = wc->src_qp;
+	d->gid = ah->grh.dgid;
+	d->lid = ah->dlid;
+	inet_ntop(AF_INET6, ah->grh.dgid.raw, d->g.name, sizeof(d->g.name));
+	snprintf(d->pattern, sizeof(d->pattern), "%s", pattern);
+	d->id = pub->next_dest_id++;
+	d->used = 1;
+	pub->ndests++;
+	dest_emit(pub, d, MSGA_EVENT_CONNECTED, 0);
+	return 0;
+}
+
+static void on_subscribe(struct msga__udep *ep, const struct ibv_wc *wc,
+			 const void *grh, const char *pattern,
+			 uint64_t now_ns)
+{
+	struct msga_pub *pub = ep->pub;
+	struct ibv_ah_attr ah;
+	struct msga__udest *d;
+
+	if (msga__pattern_check(pattern) ||
+	    ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
+				(struct ibv_wc *)wc, (struct ibv_grh *)grh,
+				&ah))
+		return;
+	d = dest_find(pub, wc, &ah, 1);
+	if (!d)
+		return; /* full: the subscriber times out and says so */
+	if (!d->used && dest_add(pub, d, wc, &ah, pattern))
+		return;
+	d->last_seen_ns = now_ns;
+	msga__udep_send_ctl(ep, &d->g, MSGA__UDW_SUBACK, d->pattern);
+}
+
+void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			const struct ibv_wc *wc, uint64_t now_ns)
+{
+	const char *buf = ep->rx_buf + (size_t)slot->idx * ep->rx_slot;
+	char pattern[MSGA_TOPIC_MAX + 2];
+	struct msga__udw_hdr h;
+	struct msga__udest *d;
+	struct ibv_ah_attr ah;
+
+	if (wc->byte_len < MSGA__UD_GRH ||
+	    msga__udw_get(buf + MSGA__UD_GRH, wc->byte_len - MSGA__UD_GRH,
+			  &h) || h.type == MSGA__UDW_DATA)
+		goto repost; /* a publisher takes only control datagrams */
+	memcpy(pattern, h.topic, h.topic_len);
+	pattern[h.topic_len] = '\0';
+	if (h.type == MSGA__UDW_SUBSCRIBE) {
+		on_subscribe(ep, wc, buf, pattern, now_ns);
+	} else if (h.type == MSGA__UDW_UNSUBSCRIBE &&
+		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
+					(struct ibv_wc *)wc,
+					(struct ibv_grh *)buf, &ah) &&
+		   (d = dest_find(ep->pub, wc, &ah, 0))) {
+		dest_drop(ep->pub, d, 0);
+	}
+repost:
+	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
+		msga__udep_kill(ep, -EIO, 0);
+}
+
+/* Bits of the subscribers whose pattern matches topic_id. */
+uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
+			    uint32_t *count)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++) {
+		struct msga__udest *d = &pub->dests[i];
+
+		if (!d->used)
+			continue;
+		for (; d->ann < pub->ntopics; d->ann++)
+			if (msga__topic_match(d->pattern,
+					      pub->topics[d->ann].name))
+				d->match[d->ann / 64] |= 1ull << (d->ann % 64);
+		if (d->match[topic_id / 64] >> (topic_id % 64) & 1)
+			mask |= 1ull << i;
+	}
+	*count = (uint32_t)__builtin_popcountll(mask);
+	return mask;
+}
+
+/* Forget subscribers that stopped saying they are there. */
+void msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
+{
+	for (uint32_t i = 0; pub->ndests && i < MSGA__UD_DESTS_MAX; i++) {
+		struct msga__udest *d = &pub->dests[i];
+
+		if (d->used && now_ns - d->last_seen_ns > MSGA__UD_DEAD_NS)
+			dest_drop(pub, d, -ETIMEDOUT);
+	}
+}
+
+void msga__upub_fini(struct msga_pub *pub)
+{
+	for (uint32_t i = 0; pub->dests && i < MSGA__UD_DESTS_MAX; i++)
+		if (pub->dests[i].g.ah)
+			ibv_destroy_ah(pub->dests[i].g.ah);
+	free(pub->dests);
+	pub->dests = NULL;
+}
+
+/* ------------------------------------------------------------ subscriber */
+
+int msga__usub_connect(struct msga_sub *sub, const char *uri)
+{
+	struct msga_ctx *ctx = sub->ctx;
+	struct sockaddr_storage dst;
+	struct msga__udep *ep;
+	int ret;
+
+	if (msga__parse_uri_as(uri, "ud://", &dst))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
+				      "uri '%s'", uri);
+	ret = msga__msub_init(sub);
+	if (!ret)
+		ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH,
+				     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
+	if (ret)
+		return ret;
+	ep->sub = sub;
+	ep->unicast = 1;
+	ep->id = sub->next_id++;
+	ep->ustate = MSGA__U_RESOLVING;
+	ep->started_ns = clock_ns();
+	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
+		 uri + strlen("ud://"));
+	msga__list_add_tail(&sub->mships, &ep->own_node);
+	if (rdma_resolve_addr(ep->cm, NULL, (struct sockaddr *)&dst, 2000)) {
+		ret = msga__neg_errno(EHOSTUNREACH);
+		msga__ctx_fail(ctx, ret, "msga_sub_connect(%s): "
+			       "rdma_resolve_addr", uri);
+		msga__udep_free(ep);
+		return ret == -ENOMEM ? ret : -EHOSTUNREACH;
+	}
+	return (int)ep->id;
+}
+
+static void fail(struct msga__udep *ep, int status)
+{
+	if (ep->ustate == MSGA__U_READY) {
+		msga__udep_kill(ep, status, 1);
+		return;
+	}
+	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECT_FAILED, status);
+	msga__udep_kill(ep, status, 0);
+}
+
+static int subscribe(struct msga__udep *ep, uint64_t now_ns)
+{
+	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
+				   MSGA__UD_KEEPALIVE_NS : MSGA__UD_RESEND_NS);
+	return msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE,
+				   ep->sub->pattern);
+}
+
+/* SIDR reply: the publisher's QP; then say what we want. */
+static int on_established(struct msga__udep *ep,
+			  const struct rdma_cm_event *ev)
+{
+	struct ibv_ah_attr ah = ev->param.ud.ah_attr;
+
+	ep->peer.ah = ibv_create_ah(ep->ctx->pd, &ah);
+	if (!ep->peer.ah)
+		return msga__neg_errno(ENOMEM);
+	ep->peer.qpn = ev->param.ud.qp_num;
+	ep->peer.qkey = ev->param.ud.qkey;
+	ep->ustate = MSGA__U_SUBSCRIBING;
+	ep->last_heard_ns = clock_ns();
+	return subscribe(ep, ep->last_heard_ns);
+}
+
+static int cm_status(const struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return -ECONNREFUSED;
+	return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+}
+
+void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
+{
+	int ret = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(ep->cm, 2000))
+			ret = msga__neg_errno(EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (rdma_connect(ep->cm, &(struct rdma_conn_param){ 0 }))
+			ret = msga__neg_errno(ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		ret = on_established(ep, ev);
+		break;
+	default:
+		ret = cm_status(ev);
+		break;
+	}
+	if (ret)
+		fail(ep, ret);
+}
+
+/* A SUBACK: subscribed (the first), or the publisher is still there. */
+void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
+		       uint64_t now_ns)
+{
+	if (h->type != MSGA__UDW_SUBACK || ep->ustate == MSGA__U_RESOLVING)
+		return;
+	ep->last_heard_ns = now_ns;
+	if (ep->ustate == MSGA__U_READY)
+		return;
+	ep->ustate = MSGA__U_READY;
+	ep->next_tx_ns = now_ns + MSGA__UD_KEEPALIVE_NS;
+	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
+}
+
+void msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	if (ep->dead || ep->ustate == MSGA__U_RESOLVING) {
+		if (!ep->dead && now_ns - ep->started_ns > MSGA__UD_DEAD_NS)
+			fail(ep, -ETIMEDOUT);
+		return;
+	}
+	if (now_ns - ep->last_heard_ns > MSGA__UD_DEAD_NS) {
+		fail(ep, -ETIMEDOUT); /* the publisher went quiet */
+		return;
+	}
+	if (now_ns >= ep->next_tx_ns)
+		subscribe(ep, now_ns);
+}
+
+/* Before leaving: tell the publisher, so it stops sending at once. */
+void msga__usub_leave(struct msga__udep *ep)
+{
+	if (ep->ustate != MSGA__U_RESOLVING && !ep->dead)
+		msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_UNSUBSCRIBE,
+				    ep->sub->pattern);
+}
