@@ -59,6 +59,7 @@ struct opts {
 	long iters;
 	int pingpong;
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
+	int ud;             /* --ud: unicast UD (ud://) instead of RC */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -231,7 +232,8 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	if (o->mcast) /* the producer publishes on GROUP, the consumer +1 */
 		mcast_uri(uri, sizeof(uri), o->mcast, pub_port - o->port);
 	else
-		snprintf(uri, sizeof(uri), "rdma://%s:%d", o->addr, pub_port);
+		snprintf(uri, sizeof(uri), "%s://%s:%d", o->ud ? "ud" : "rdma",
+			 o->addr, pub_port);
 	pa.uri = uri;
 	if (msga_pub_create(ep->ctx, &pa, &ep->pub) ||
 	    msga_pub_topic(ep->pub, pub_topic, &ep->topic) ||
@@ -240,8 +242,8 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	if (o->mcast)
 		mcast_uri(ep->uri, sizeof(ep->uri), o->mcast, sub_port - o->port);
 	else
-		snprintf(ep->uri, sizeof(ep->uri), "rdma://%s:%d", o->addr,
-			 sub_port);
+		snprintf(ep->uri, sizeof(ep->uri), "%s://%s:%d",
+			 o->ud ? "ud" : "rdma", o->addr, sub_port);
 }
 
 /* Both our joins are done (multicast), or the RC peer subscribed to us. */
@@ -716,6 +718,7 @@ static void usage(void)
 	       "  --pingpong        latency mode: one in flight, -n iterations\n"
 	       "  --mcast GROUP     over UD multicast: feed on GROUP (IPv4),\n"
 	       "                    echoes on GROUP+1 (default: RC)\n"
+	       "  --ud              over unicast UD (ud://) instead of RC\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
@@ -744,6 +747,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "deadline", required_argument, NULL, 'L' },
 		{ "pingpong", no_argument, NULL, 'P' },
 		{ "mcast", required_argument, NULL, 'G' },
+		{ "ud", no_argument, NULL, 'U' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
@@ -770,6 +774,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'L': o->deadline = parse_num(optarg, 0.01, 60, "--deadline"); break;
 		case 'P': o->pingpong = 1; break;
 		case 'G': o->mcast = mcast_arg(optarg); break;
+		case 'U': o->ud = 1; break;
 		case 'J': o->json = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'K':
@@ -797,6 +802,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "msga_feed: expected one ADDRESS\n");
 		exit(2);
 	}
+	if (o->ud && o->mcast)
+		usage_error("--ud (with --mcast: pick one)", "--ud");
 	if (o->base > o->max_rate)
 		usage_error("--base (above --max-rate)", argv[optind]);
 	if (!o->size)
