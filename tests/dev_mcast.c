@@ -9,6 +9,7 @@
  * refusal instead.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -546,6 +547,47 @@ Test(mcast, documented_errors)
 	cr_assert_eq(msga_pub_subscribers(pub), -EOPNOTSUPP);
 	cr_assert_eq(msga_sub_disconnect(sub, 12345), -ENOENT);
 	msga_ctx_close(ctx);
+}
+
+/*
+ * Event mode: a subscriber's context sleeps in poll(2) on msga_ctx_fd()
+ * and wakes when a multicast datagram lands in its membership's CQ.
+ */
+Test(mcast, the_context_fd_wakes_for_a_datagram, .timeout = 60)
+{
+	struct msga_ctx *ctx[2];
+	struct mc_events e = { .rec.strict = 1 };
+	struct dp_rec pe = { 0 };
+	struct msga_sub *sub;
+	struct msga_pub *pub;
+	struct pollfd pfd;
+	uint32_t topic;
+
+	if (is_iwarp())
+		return check_iwarp_refusal(G_LATE);
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = mc_pub(ctx[0], G_LATE, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "md.ev", &topic), 0);
+	wait_pub_group(&pe, 1, ctx, 2);
+	pfd.fd = msga_ctx_fd(ctx[1]);
+	pfd.events = POLLIN;
+	cr_assert_geq(pfd.fd, 0);
+	sub = mc_sub(ctx[1], "md.ev", 0, &e);
+	mc_join(sub, G_LATE, &e, ctx, 2);
+	for (uint64_t s = 1; s <= 20; s++) {
+		/* drain until a poll finds nothing: every CQ is armed */
+		for (int i = 0; i < 100 && msga_ctx_poll(ctx[1], 64); i++)
+			;
+		cr_assert_eq(poll(&pfd, 1, 100), 0, "readable while idle");
+		dp_send(pub, topic, s, 64, ctx, 1);
+		cr_assert_eq(poll(&pfd, 1, 5000), 1, "no wake-up for seq %llu",
+			     (unsigned long long)s);
+		cr_assert(dp_poll_until64(&ctx[1], 1, &e.rec.total, s, 5000));
+	}
+	cr_assert_eq(e.rec.bad, 0, "%s", e.rec.first_bad);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
 }
 
 /*

@@ -458,7 +458,7 @@ Test(pubsub, bad_arguments, .timeout = 60)
 	sa.on_msg = NULL;
 	cr_expect_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL, "no on_msg");
 	sa.on_msg = dp_on_msg;
-	sa.flags = 1;
+	sa.flags = 1u << 7; /* 1 and 2 are MSGA_SUB_NO_LOCAL, STOP_ON_GAP */
 	cr_expect_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL, "bad flags");
 	sa.flags = 0;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
