@@ -11,6 +11,36 @@
 # bench/rdma_lat (default: the current directory). Iteration counts are
 # modest for the emulated VM: LAT_ITERS (1000) and BW_ITERS (10000); each
 # row is run REPEAT (2) times and the best run is kept (all are recorded).
+# MSGA_COMPARE_DEVICES limits the run to some of the test bed's devices
+# ("dev:addr:transport ...", default both).
+#
+# Multicast (issue 4a, rxe only: iWARP has no multicast): the row
+# "pubsub_lat mcast" is msga_feed --mcast GROUP --pingpong (64 B), and the
+# paired row "pubsub mcast/send_lat UD" sets it beside perftest's unicast
+# ib_send_lat -c UD (perftest's own multicast latency hangs in this VM).
+# A second block prints, per device, our pub/sub multicast median, the
+# raw-verbs multicast median (rdma_lat -c UD -M) and ib_send_lat -c UD, with
+# the ratios ours/perftest-UD (target <= 1.05) and ours/rdma_lat-multicast.
+# The second isolates the library's cost: rxe sends multicast through the
+# IP stack (and its multicast loopback), whereas unicast UD to the local
+# address takes rxe's own loopback shortcut, so multicast is slower at the
+# device level whatever the library does.
+#
+# compare.json fields:
+#   size_bytes, lat_iters, bw_iters, repeat, best_of, msgaccel_clock, date
+#   rows[]: device, test, unit ("us" = median RTT/2, "kmsg/s"), perftest,
+#     msgaccel, sockperf (best value of each tool or null), runs (per tool:
+#     every run's value, or what a paired row was taken from), ratio
+#     (msgaccel / perftest, or null)
+#   mcast_pingpong[] (one per device with a multicast pub/sub row):
+#     device; pubsub_mcast_us (msga_feed --mcast --pingpong);
+#     rdma_lat_mcast_us (rdma_lat -c UD -M); perftest_ud_us (ib_send_lat
+#     -c UD); ratio_vs_perftest_ud; ratio_vs_rdma_lat_mcast; target_ratio
+#     (1.05, against perftest_ud_us); target_met (true/false, null when a
+#     value is missing); note (why the two ratios differ)
+# Groups: MSGA_COMPARE_MCAST_GROUP (rdma_lat, default 239.255.77.2, replies
+# on +1) and MSGA_COMPARE_PUBSUB_PREFIX (msga_feed, default 239.255.78: each
+# run takes its own group PREFIX.N, echoes on PREFIX.N+1).
 #
 # Soft RDMA in a VM is slow and noisy: compare within one run only.
 set -uo pipefail
@@ -111,11 +141,12 @@ sockperf_once() { # port addr extra...
 # with its own context, one 64 B message in flight (RTT/2 median). Issue 3's
 # target compares it with perftest's ib_send_lat and ib_write_lat on the
 # same device in this run, so it is recorded twice, paired with each.
-pubsub_once() { # port addr
+pubsub_once() { # port addr [msga_feed options...]
 	local port=$1 addr=$2 j="$out/pubsub-$1.json" err="$out/pubsub-$1.err"
+	shift 2
 	timeout $RUN_TIMEOUT "$builddir/bench/msga_feed" --pingpong -s $SIZE \
-		-n "$LAT_ITERS" -p $port --clock "$CLOCK" --json "$j" "$addr" \
-		>/dev/null 2>"$err" &&
+		-n "$LAT_ITERS" -p $port --clock "$CLOCK" --json "$j" "$@" \
+		"$addr" >/dev/null 2>"$err" &&
 		jq -r .t_median_us "$j" 2>/dev/null
 	rm -f "$j"
 	[ -s "$err" ] || rm -f "$err"
@@ -160,6 +191,25 @@ mcast_row() { # dev addr perftest-args...
 		rdma_lat "$LAT" -c UD -M "$MCAST_GROUP" -s $SIZE -n $n
 }
 
+# ---- multicast pub/sub row (RoCE only) -----------------------------------
+# msga_feed --mcast --pingpong: the same ping-pong over UD multicast. Each
+# run gets a fresh group pair (from the port), so a datagram left over from
+# the previous run cannot land in this one's streams.
+PUBSUB_PREFIX=${MSGA_COMPARE_PUBSUB_PREFIX:-239.255.78}
+pubsub_mcast_once() { # port addr
+	pubsub_once "$1" "$2" --mcast "$PUBSUB_PREFIX.$(($1 % 100 * 2 + 10))"
+}
+pubsub_mcast_row() { # dev addr
+	local dev=$1 v
+	measure msgaccel min us "$dev" "pubsub_lat mcast" pubsub_mcast_once "$2"
+	v=$(recorded "$dev" "pubsub_lat mcast" msgaccel)
+	record "$dev" "pubsub mcast/send_lat UD" perftest \
+		"$(recorded "$dev" "send_lat UD" perftest)" us \
+		"perftest send_lat UD (unicast)"
+	record "$dev" "pubsub mcast/send_lat UD" msgaccel "$v" us \
+		"msga_feed --mcast --pingpong"
+}
+
 # GID index our tool chose (perftest needs -x on RoCE v2).
 roce_gid() { # addr
 	local p=$((port + 1)) g
@@ -196,6 +246,7 @@ device_rows() { # dev addr transport
 		measure msgaccel min us "$dev" "send_lat UD" ours_once "$addr" \
 			rdma_lat "$LAT" -c UD -s $SIZE -n $n
 		mcast_row "$dev" "$addr" "${pt[@]}"
+		pubsub_mcast_row "$dev" "$addr"
 	fi
 	measure perftest max kmsg/s "$dev" "send_bw RC" pt_bw \
 		ib_send_bw "${pt[@]}" -n $b -- ib_send_bw "${pt[@]}" -n $b "$addr"
@@ -236,20 +287,34 @@ for t in jq gnuplot; do
 	command -v $t >/dev/null || { echo "compare: $t is needed" >&2; exit 1; }
 done
 . "$src/tests/vm/env.sh"
+# MSGA_COMPARE_DEVICES (e.g. "rxe0:198.18.0.1:RoCE") measures a subset of
+# the test bed's devices.
+devices=${MSGA_COMPARE_DEVICES:-$MSGA_VM_DEVICES}
 start=$(date +%s)
 # MSGA_COMPARE_REPORT_ONLY=1 redraws the table, JSON and chart from an
 # existing OUTDIR/compare.tsv without booting the VM.
 [ "${MSGA_COMPARE_REPORT_ONLY:-0}" = 1 ] || MSGA_VM_RWDIRS="--rwdir $out" MSGA_VM_TIMEOUT=900 \
-	"$src/tests/vm/vm-run.sh" "$out/vm" env MSGA_VM_DEVICES="$MSGA_VM_DEVICES" \
+	"$src/tests/vm/vm-run.sh" "$out/vm" env MSGA_VM_DEVICES="$devices" \
 	MSGA_BUILDDIR="$builddir" LAT_ITERS="$LAT_ITERS" BW_ITERS="$BW_ITERS" \
-	REPEAT="$REPEAT" \
+	REPEAT="$REPEAT" MSGA_COMPARE_PT_MCAST="${MSGA_COMPARE_PT_MCAST:-0}" \
+	MSGA_COMPARE_MCAST_GROUP="$MCAST_GROUP" \
+	MSGA_COMPARE_PUBSUB_PREFIX="$PUBSUB_PREFIX" \
 	MSGA_COMPARE_CLOCK="$CLOCK" \
 	bash "$here/compare.sh" --in-guest "$out" || { echo "compare: the VM run failed" >&2; exit 1; }
 [ "${MSGA_COMPARE_REPORT_ONLY:-0}" = 1 ] || echo "compare: VM run took $(( $(date +%s) - start )) s" >&2
 
 # Pair perftest and msgaccel rows: ratio = msgaccel / perftest (latency:
 # below 1 is faster; message rate: above 1 is faster).
-jq -R -s --arg lat "$LAT_ITERS" --arg bw "$BW_ITERS" --arg clock "$CLOCK" --arg rep "$REPEAT" '
+# mcast_pingpong: issue 4a's three medians and two ratios per device.
+MCAST_NOTE="soft-RoCE sends multicast through the IP stack and its multicast \
+loopback, while unicast UD to the local address takes rxe's loopback \
+shortcut; ours/rdma_lat-multicast isolates the library's cost from that path"
+jq -R -s --arg lat "$LAT_ITERS" --arg bw "$BW_ITERS" --arg clock "$CLOCK" \
+	--arg rep "$REPEAT" --arg note "$MCAST_NOTE" '
+  def val($rows; $t; $o):
+    $rows | map(select(.test == $t and .tool == $o)) | last | .value;
+  def ratio($a; $b):
+    if $a and $b then (($a / $b) * 1000 | round / 1000) else null end;
   [split("\n")[] | select(length > 0) | split("\t") |
    {device: .[0], test: .[1], tool: .[2],
     value: (if .[3] == "NA" then null else (.[3] | tonumber) end), unit: .[4],
@@ -267,16 +332,47 @@ jq -R -s --arg lat "$LAT_ITERS" --arg bw "$BW_ITERS" --arg clock "$CLOCK" --arg 
         runs: (map({key: .tool, value: .runs}) | from_entries)}
        | .ratio = (if .perftest and .msgaccel then
                      ((.msgaccel / .perftest) * 1000 | round / 1000)
-                   else null end)]}' "$out/compare.tsv" >"$out/compare.json" ||
+                   else null end)],
+     mcast_pingpong: [$r[] | select(.test == "pubsub_lat mcast" and
+                                    .tool == "msgaccel") | .device | . as $d |
+       ($r | map(select(.device == $d))) as $dr |
+       {device: $d,
+        pubsub_mcast_us: val($dr; "pubsub_lat mcast"; "msgaccel"),
+        rdma_lat_mcast_us: val($dr; "send_lat UD mcast"; "msgaccel"),
+        perftest_ud_us: val($dr; "send_lat UD"; "perftest")}
+       | .ratio_vs_perftest_ud = ratio(.pubsub_mcast_us; .perftest_ud_us)
+       | .ratio_vs_rdma_lat_mcast = ratio(.pubsub_mcast_us; .rdma_lat_mcast_us)
+       | .target_ratio = 1.05
+       | .target_met = (if .ratio_vs_perftest_ud then
+                          .ratio_vs_perftest_ud <= .target_ratio
+                        else null end)
+       | .note = $note]}' "$out/compare.tsv" >"$out/compare.json" ||
 	{ echo "compare: could not build compare.json" >&2; exit 1; }
 
-printf '\n%-6s %-16s %-7s %12s %12s %12s %8s\n' device test unit perftest msgaccel sockperf ratio
+printf '\n%-6s %-24s %-7s %12s %12s %12s %8s\n' device test unit perftest msgaccel sockperf ratio
 jq -r '.rows[] | [.device, .test, .unit, (.perftest // "-"), (.msgaccel // "-"),
 	(.sockperf // "-"), (.ratio // "-")] | @tsv' "$out/compare.json" |
 	while IFS=$'\t' read -r d t u p m s r; do
-		printf '%-6s %-16s %-7s %12s %12s %12s %8s\n' "$d" "$t" "$u" "$p" "$m" "$s" "$r"
+		printf '%-6s %-24s %-7s %12s %12s %12s %8s\n' "$d" "$t" "$u" "$p" "$m" "$s" "$r"
 	done
 echo "(latency: median RTT/2 in us, ratio < 1 = msgaccel faster; bw: k msg/s, ratio > 1 = msgaccel faster)"
+
+if [ "$(jq '.mcast_pingpong | length' "$out/compare.json")" -gt 0 ]; then
+	printf '\nmulticast ping-pong, %d B, median RTT/2 (us):\n' $SIZE
+	printf '%-6s %13s %12s %14s %16s %15s %8s\n' device "pub/sub mcast" \
+		"rdma_lat -M" "ib_send_lat UD" "ours/perftest-UD" \
+		"ours/rdma_lat-M" "<= 1.05"
+	jq -r '.mcast_pingpong[] | [.device, (.pubsub_mcast_us // "NA"),
+		(.rdma_lat_mcast_us // "NA"), (.perftest_ud_us // "NA"),
+		(.ratio_vs_perftest_ud // "-"), (.ratio_vs_rdma_lat_mcast // "-"),
+		(if .target_met == null then "-" elif .target_met then "met"
+		 else "NOT met" end)] | @tsv' "$out/compare.json" |
+		while IFS=$'\t' read -r d a b c r1 r2 t; do
+			printf '%-6s %13s %12s %14s %16s %15s %8s\n' \
+				"$d" "$a" "$b" "$c" "$r1" "$r2" "$t"
+		done
+	echo "(ib_send_lat -c UD is unicast: $MCAST_NOTE)"
+fi
 
 # Chart: latency medians per tool (left), message rates (right).
 jq -r '.rows[] | select(.unit == "us") | [(.device + " " + .test | gsub(" "; "_")),
