@@ -8,6 +8,8 @@
 #define MSGA_INTERNAL_H
 
 #include <errno.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -79,6 +81,15 @@ static inline int msga__neg_errno(int fallback)
 }
 
 void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
+
+/* CLOCK_MONOTONIC in ns: receive timestamps, timers, timeouts. */
+static inline uint64_t msga__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Device selection (device_select.c). */
 int msga__select_device(struct msga_ctx *ctx, const struct msga_ctx_attr *attr);

@@ -135,14 +135,6 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Drain up to budget completions; arm the CQ once it is empty. */
 int msga__conn_poll(struct msga__conn *c, int budget)
 {
@@ -169,7 +161,7 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 			continue;
 		}
 		{
-			uint64_t t = now_ns();
+			uint64_t t = msga__now_ns();
 
 			for (i = 0; i < n; i++)
 				conn_wc(c, &wc[i], t);
@@ -289,7 +281,7 @@ static int cm_due(struct msga_ctx *ctx)
 		return 1;
 	if (++ctx->cm_polls % CM_POLL_STRIDE)
 		return 0;
-	t = now_ns();
+	t = msga__now_ns();
 	if (t < ctx->cm_next_ns)
 		return 0;
 	ctx->cm_next_ns = t + CM_PERIOD_NS;
@@ -352,7 +344,7 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 		if (!ep->unicast || ep->dead)
 			continue;
 		if (!now)
-			now = now_ns();
+			now = msga__now_ns();
 		if (ep->pub)
 			msga__upub_tick(ep->pub, now);
 		else
@@ -364,7 +356,7 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 
 		if (sub->reasm.slots && msga__reasm_pending(&sub->reasm)) {
 			if (!now)
-				now = now_ns();
+				now = msga__now_ns();
 			msga__msub_expire(sub, now);
 		}
 	}

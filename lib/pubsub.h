@@ -191,7 +191,6 @@ struct msga_sub {
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
-	uint64_t reasm_polls;
 };
 
 /* rc_conn.c */

@@ -22,14 +22,6 @@
 #include "pubsub.h"
 #include "topic.h"
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* One control datagram (no payload) to a peer. 0, or -EAGAIN when full. */
 int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
 			uint8_t type, const char *pattern)
@@ -263,7 +255,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	ep->unicast = 1;
 	ep->id = sub->next_id++;
 	ep->ustate = MSGA__U_RESOLVING;
-	ep->started_ns = clock_ns();
+	ep->started_ns = msga__now_ns();
 	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
 		 uri + strlen("ud://"));
 	msga__list_add_tail(&sub->mships, &ep->own_node);
@@ -307,7 +299,7 @@ static int on_established(struct msga__udep *ep,
 	ep->peer.qpn = ev->param.ud.qp_num;
 	ep->peer.qkey = ev->param.ud.qkey;
 	ep->ustate = MSGA__U_SUBSCRIBING;
-	ep->last_heard_ns = clock_ns();
+	ep->last_heard_ns = msga__now_ns();
 	return subscribe(ep, ep->last_heard_ns);
 }
 

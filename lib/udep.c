@@ -322,13 +322,8 @@ int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 			ep->armed = 1;
 			continue;
 		}
-		if (!*now) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			*now = (uint64_t)ts.tv_sec * 1000000000u +
-			       (uint64_t)ts.tv_nsec;
-		}
+		if (!*now)
+			*now = msga__now_ns();
 		for (int i = 0; i < n; i++)
 			udep_wc(ep, &wc[i], *now);
 		done += n;

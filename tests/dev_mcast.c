@@ -122,19 +122,6 @@ static const char *why(const struct mc_events *e)
 	return buf;
 }
 
-static struct msga_pub *mc_pub(struct msga_ctx *ctx, const char *uri,
-			       struct dp_rec *events)
-{
-	struct msga_pub_attr a = { .size = sizeof(a), .uri = uri,
-				   .on_event = dp_on_event, .user = events };
-	struct msga_pub *pub = NULL;
-	int ret = msga_pub_create(ctx, &a, &pub);
-
-	cr_assert_eq(ret, 0, "msga_pub_create(%s) = %d: %s", uri, ret,
-		     msga_ctx_last_error(ctx));
-	return pub;
-}
-
 /* Join and wait for the CONNECTED event. */
 static int mc_join(struct msga_sub *sub, const char *uri, struct mc_events *e,
 		   struct msga_ctx **ctxs, int nctx)
@@ -156,6 +143,30 @@ static void wait_pub_group(struct dp_rec *pe, int groups,
 	cr_assert(dp_poll_until(ctxs, nctx, &pe->connected, groups, 10000),
 		  "publisher joined %d of %d groups (failed %d, status %d)",
 		  pe->connected, groups, pe->failed, pe->last_status);
+}
+
+/*
+ * The usual bed: a publisher's context and the subscribers' context on the
+ * device, a publisher on uri with one topic, its group joined.
+ */
+static struct msga_pub *mc_setup(struct msga_ctx **ctx, const char *uri,
+				 const char *topic_name, uint32_t *topic,
+				 struct dp_rec *pe)
+{
+	struct msga_pub *pub;
+
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = dp_pub_at(ctx[0], uri, 0, pe);
+	cr_assert_eq(msga_pub_topic(pub, topic_name, topic), 0);
+	wait_pub_group(pe, 1, ctx, 2);
+	return pub;
+}
+
+static void mc_teardown(struct msga_ctx **ctx)
+{
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
 }
 
 /* Send, then poll until every receiver counted it: no loss by overrun. */
@@ -205,11 +216,7 @@ Test(mcast, one_publisher_to_three_subscribers, .timeout = 120)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_FANOUT);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_FANOUT, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.IBM", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_FANOUT, "md.IBM", &topic, &pe);
 	for (int i = 0; i < 3; i++) {
 		e[i].rec.strict = 1;
 		sub[i] = mc_sub(ctx[1], "md.*", 0, &e[i]);
@@ -230,8 +237,7 @@ Test(mcast, one_publisher_to_three_subscribers, .timeout = 120)
 		cr_assert_eq(st.gaps + st.missing + st.dups + st.foreign, 0);
 		cr_assert_eq(st.bytes, e[i].rec.bytes);
 	}
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, several_groups_each_subscriber_gets_its_topic, .timeout = 120)
@@ -249,7 +255,7 @@ Test(mcast, several_groups_each_subscriber_gets_its_topic, .timeout = 120)
 		return check_iwarp_refusal(G_RANGE);
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_RANGE, &pe);
+	pub = dp_pub_at(ctx[0], G_RANGE, 0, &pe);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(msga_pub_topic(pub, names[i], &topic[i]), 0);
 	wait_pub_group(&pe, 3, ctx, 2);
@@ -287,8 +293,7 @@ Test(mcast, several_groups_each_subscriber_gets_its_topic, .timeout = 120)
 		cr_assert_eq(msga_sub_stream_stats(sub[i], 1, &ss), -ENOENT,
 			     "only its own topic reached it");
 	}
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, large_messages_are_fragmented_and_reassembled, .timeout = 180)
@@ -310,7 +315,7 @@ Test(mcast, large_messages_are_fragmented_and_reassembled, .timeout = 180)
 		return check_iwarp_refusal(G_FRAG);
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_FRAG, &pe);
+	pub = dp_pub_at(ctx[0], G_FRAG, 0, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "big", &topic), 0);
 	cr_assert_eq(msga_pub_claim(pub, topic, MSGA_MSG_MAX + 1, &claim),
 		     -EMSGSIZE);
@@ -330,8 +335,7 @@ Test(mcast, large_messages_are_fragmented_and_reassembled, .timeout = 180)
 	cr_assert_eq(msga_sub_stats(sub, &st), 0);
 	cr_assert_eq(st.msgs, seq);
 	cr_assert_eq(st.reasm_drops + st.gaps, 0);
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, a_message_is_held_past_its_callback, .timeout = 60)
@@ -346,11 +350,7 @@ Test(mcast, a_message_is_held_past_its_callback, .timeout = 60)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_FRAG);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_FRAG, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "held", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_FRAG, "held", &topic, &pe);
 	sub = mc_sub(ctx[1], "held", 0, &e);
 	mc_join(sub, G_FRAG, &e, ctx, 2);
 	send_paced(pub, topic, 1, 64, ctx, 2, recs, 1);
@@ -364,8 +364,7 @@ Test(mcast, a_message_is_held_past_its_callback, .timeout = 60)
 	msga_msg_release(&e.held_msg);
 	send_paced(pub, topic, 301, 64, ctx, 2, recs, 1);
 	cr_assert_eq(e.rec.bad, 0, "%s", e.rec.first_bad);
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 /*
@@ -387,11 +386,7 @@ Test(mcast, starved_receiver_reports_the_gap_exactly, .timeout = 120)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_GAP);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_GAP, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.gap", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_GAP, "md.gap", &topic, &pe);
 	s_tol = mc_sub(ctx[1], "md.gap", 0, &tol);
 	s_stop = mc_sub(ctx[1], "md.gap", MSGA_SUB_STOP_ON_GAP, &stop);
 	mc_join(s_tol, G_GAP, &tol, ctx, 2);
@@ -426,8 +421,7 @@ Test(mcast, starved_receiver_reports_the_gap_exactly, .timeout = 120)
 	cr_assert_eq(stop.gap_seq, stop.rec.total + 1);
 	cr_assert_eq(stop.rec.last_status, -EPIPE);
 	cr_assert_lt(stop.rec.total, 601, "601 revealed the gap: not given");
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, a_late_joiner_starts_at_the_live_position, .timeout = 120)
@@ -443,11 +437,7 @@ Test(mcast, a_late_joiner_starts_at_the_live_position, .timeout = 120)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_LATE);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_LATE, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.late", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_LATE, "md.late", &topic, &pe);
 	sa = mc_sub(ctx[1], "md.late", 0, &a);
 	mc_join(sa, G_LATE, &a, ctx, 2);
 	for (uint64_t s = 1; s <= 50; s++)
@@ -464,8 +454,7 @@ Test(mcast, a_late_joiner_starts_at_the_live_position, .timeout = 120)
 	cr_assert_eq(ss.first_seq, 51);
 	cr_assert_eq(ss.missing, 0);
 	cr_assert_eq(b.rec.bad + a.rec.bad, 0);
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, no_local_filters_this_hosts_publishers, .timeout = 60)
@@ -481,11 +470,7 @@ Test(mcast, no_local_filters_this_hosts_publishers, .timeout = 60)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_LOCAL);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_LOCAL, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.self", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_LOCAL, "md.self", &topic, &pe);
 	s_all = mc_sub(ctx[1], "md.*", 0, &all);
 	s_nolocal = mc_sub(ctx[1], "md.*", MSGA_SUB_NO_LOCAL, &nolocal);
 	mc_join(s_all, G_LOCAL, &all, ctx, 2);
@@ -499,8 +484,7 @@ Test(mcast, no_local_filters_this_hosts_publishers, .timeout = 60)
 	cr_assert_eq(st.local, 100);
 	cr_assert_eq(st.msgs, 0);
 	cr_assert_eq(all.rec.total, 100);
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 Test(mcast, documented_errors)
@@ -565,11 +549,7 @@ Test(mcast, the_context_fd_wakes_for_a_datagram, .timeout = 60)
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_LATE);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = mc_pub(ctx[0], G_LATE, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.ev", &topic), 0);
-	wait_pub_group(&pe, 1, ctx, 2);
+	pub = mc_setup(ctx, G_LATE, "md.ev", &topic, &pe);
 	pfd.fd = msga_ctx_fd(ctx[1]);
 	pfd.events = POLLIN;
 	cr_assert_geq(pfd.fd, 0);
@@ -586,8 +566,7 @@ Test(mcast, the_context_fd_wakes_for_a_datagram, .timeout = 60)
 		cr_assert(dp_poll_until64(&ctx[1], 1, &e.rec.total, s, 5000));
 	}
 	cr_assert_eq(e.rec.bad, 0, "%s", e.rec.first_bad);
-	msga_ctx_close(ctx[0]);
-	msga_ctx_close(ctx[1]);
+	mc_teardown(ctx);
 }
 
 /*
@@ -613,7 +592,7 @@ Test(mcast, mckey_receives_our_publisher, .timeout = 120)
 	cr_assert_eq(posix_spawnp(&pid, "mckey", NULL, NULL, argv, environ),
 		     0, "mckey (rdmacm-utils) must be installed");
 	ctx = devtest_open_ctx();
-	pub = mc_pub(ctx, "mcast://" G_MCKEY, &pe);
+	pub = dp_pub_at(ctx, "mcast://" G_MCKEY, 0, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "mckey", &topic), 0);
 	wait_pub_group(&pe, 1, &ctx, 1);
 	/* UD: keep sending until mckey has counted its 20 */

@@ -106,17 +106,25 @@ const char *dp_uri(uint16_t port)
 	return buf;
 }
 
-struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
-			struct dp_rec *events)
+struct msga_pub *dp_pub_at(struct msga_ctx *ctx, const char *uri,
+			   uint32_t flags, struct dp_rec *events)
 {
 	struct msga_pub_attr a = { .size = sizeof(a), .flags = flags,
-				   .uri = dp_uri(0), .on_event = dp_on_event,
+				   .uri = uri, .on_event = dp_on_event,
 				   .user = events };
 	struct msga_pub *pub = NULL;
 	int ret = msga_pub_create(ctx, &a, &pub);
 
 	cr_assert_eq(ret, 0, "msga_pub_create(%s) = %d: %s", a.uri, ret,
 		     msga_ctx_last_error(ctx));
+	return pub;
+}
+
+struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
+			struct dp_rec *events)
+{
+	struct msga_pub *pub = dp_pub_at(ctx, dp_uri(0), flags, events);
+
 	cr_assert_gt(msga_pub_port(pub), 0);
 	return pub;
 }

@@ -46,6 +46,9 @@ const char *dp_uri(uint16_t port);
 
 struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
 			struct dp_rec *events);
+/* A publisher on any uri (rdma://, ud://, mcast://), events to *events. */
+struct msga_pub *dp_pub_at(struct msga_ctx *ctx, const char *uri,
+			   uint32_t flags, struct dp_rec *events);
 struct msga_sub *dp_sub(struct msga_ctx *ctx, const char *pattern,
 			struct dp_rec *rec);
 /* Connect and poll ctxs until the publisher counts nsubs subscribers. */

@@ -31,13 +31,8 @@ static const char *ud_uri(int port)
 
 static struct msga_pub *ud_pub(struct msga_ctx *ctx, struct dp_rec *ev)
 {
-	struct msga_pub_attr a = { .size = sizeof(a), .uri = ud_uri(0),
-				   .on_event = dp_on_event, .user = ev };
-	struct msga_pub *pub = NULL;
-	int ret = msga_pub_create(ctx, &a, &pub);
+	struct msga_pub *pub = dp_pub_at(ctx, ud_uri(0), 0, ev);
 
-	cr_assert_eq(ret, 0, "msga_pub_create(%s) = %d: %s", a.uri, ret,
-		     msga_ctx_last_error(ctx));
 	cr_assert_gt(msga_pub_port(pub), 0);
 	return pub;
 }
