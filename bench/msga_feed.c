@@ -60,6 +60,7 @@ struct opts {
 	int pingpong;
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
 	int ud;             /* --ud: unicast UD (ud://) instead of RC */
+	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -224,7 +225,8 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 				    .user = ep };
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = sub_pattern,
 				    .on_msg = on_msg, .on_event = on_event,
-				    .user = ep };
+				    .user = ep,
+				    .flags = o->no_ring ? MSGA_SUB_NO_RING : 0 };
 	char uri[96];
 
 	if (msga_ctx_open(&ca, &ep->ctx))
@@ -719,6 +721,7 @@ static void usage(void)
 	       "  --mcast GROUP     over UD multicast: feed on GROUP (IPv4),\n"
 	       "                    echoes on GROUP+1 (default: RC)\n"
 	       "  --ud              over unicast UD (ud://) instead of RC\n"
+	       "  --no-ring         RC data by SEND/RECV, not the WRITE ring\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
@@ -748,6 +751,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "pingpong", no_argument, NULL, 'P' },
 		{ "mcast", required_argument, NULL, 'G' },
 		{ "ud", no_argument, NULL, 'U' },
+		{ "no-ring", no_argument, NULL, 'R' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
@@ -775,6 +779,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->pingpong = 1; break;
 		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'U': o->ud = 1; break;
+		case 'R': o->no_ring = 1; break;
 		case 'J': o->json = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'K':

@@ -210,7 +210,7 @@ struct msga_pub_attr {
 	void *user;
 };
 
-/** Options of a subscriber; they matter for multicast memberships. */
+/** Options of a subscriber. */
 enum msga_sub_flags {
 	/* Drop messages of publishers on this host (counted as "local"). */
 	MSGA_SUB_NO_LOCAL = 1u << 0,
@@ -220,6 +220,12 @@ enum msga_sub_flags {
 	 * tolerant: report the gap, count it and carry on.
 	 */
 	MSGA_SUB_STOP_ON_GAP = 1u << 1,
+	/*
+	 * RC: take data by SEND/RECV rather than through an RDMA WRITE ring
+	 * polled in memory. Connections made while the context is in event
+	 * mode (msga_ctx_fd()) do this anyway: a WRITE wakes nobody.
+	 */
+	MSGA_SUB_NO_RING = 1u << 2,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */

@@ -160,12 +160,18 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
  */
 void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr)
 {
+	return msga__reg_buf_access(ctx, len, IBV_ACCESS_LOCAL_WRITE, mr);
+}
+
+void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
+			   struct ibv_mr **mr)
+{
 	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 
 	if (!buf)
 		return NULL;
 	memset(buf, 0, len);
-	*mr = ibv_reg_mr(ctx->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	*mr = ibv_reg_mr(ctx->pd, buf, len, access);
 	if (!*mr) {
 		free(buf);
 		return NULL;

@@ -29,6 +29,21 @@ static int ep_add(int epfd, int fd)
 	return 0;
 }
 
+/* A subscriber connection whose data arrives by WRITE, raising no event. */
+static int has_ring_conn(struct msga_ctx *ctx)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+		struct msga__conn *c =
+			msga__container_of(pos, struct msga__conn, ctx_node);
+
+		if (c->ring && c->sub && c->state != MSGA__C_DEAD)
+			return 1;
+	}
+	return 0;
+}
+
 MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 {
 	int ret, epfd;
@@ -37,6 +52,12 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 		return -EINVAL;
 	if (ctx->evmode)
 		return ctx->epfd;
+	if (has_ring_conn(ctx))
+		return msga__ctx_fail(ctx, -EBUSY,
+				      "msga_ctx_fd: a subscriber connected in "
+				      "busy-poll mode reads a WRITE ring; call "
+				      "msga_ctx_fd() before msga_sub_connect(), "
+				      "or use MSGA_SUB_NO_RING");
 	if (!ctx->comp_channel)
 		return msga__ctx_fail(ctx, -ENOTSUP,
 				      "msga_ctx_fd: context has "

@@ -81,6 +81,8 @@ static inline int msga__neg_errno(int fallback)
 }
 
 void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
+void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
+			   struct ibv_mr **mr);
 
 /* CLOCK_MONOTONIC in ns: receive timestamps, timers, timeouts. */
 static inline uint64_t msga__now_ns(void)

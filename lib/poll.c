@@ -99,7 +99,15 @@ static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
 
 	if (ret)
 		return ret;
-	msga__credit_on_recv(&c->cr, h.credit);
+	if (c->ring && c->pub) {
+		/* The ring's reader reports freed bytes, not receives. */
+		ret = msga__ring_on_report(&c->rw, h.credit);
+		if (ret)
+			return ret;
+		msga__credit_on_recv(&c->cr, c->cr.peer_freed);
+	} else {
+		msga__credit_on_recv(&c->cr, h.credit);
+	}
 	if (c->pub)
 		ret = msga__pub_on_recv(c, &h, buf + MSGA__WIRE_HDR_LEN);
 	else
@@ -141,6 +149,13 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 	struct ibv_wc wc[POLL_BATCH];
 	int done = 0, n, i;
 
+	if (c->ring && c->sub && c->state == MSGA__C_READY) {
+		/* Data is in memory; the CQ only has our sends' completions
+		 * (and errors), so look at it when idle or every 16th call. */
+		done = msga__ring_poll(c, budget);
+		if (done && ++c->ring_polls % 16)
+			return done;
+	}
 	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
 		int want = budget - done < POLL_BATCH ? budget - done :
 							POLL_BATCH;

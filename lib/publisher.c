@@ -196,13 +196,22 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	msga__list_add_tail(&pub->conns, &c->own_node);
 	msga__conn_peer_name(c);
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
+	if (peer.ring_size && msga__ring_size_ok(peer.ring_size) &&
+	    c->ctx->dev_attr.max_sge >= 3) {
+		c->ring = 1;
+		msga__ring_writer_init(&c->rw, peer.ring_addr, peer.ring_rkey,
+				       peer.ring_size);
+	}
 	msga__conn_hello(c, &mine, 1);
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
 	param.private_data_len = sizeof(buf);
-	c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
-					MSGA__DATA_SLOT, &c->bat_mr);
-	if (!c->bat_buf || msga__conn_setup(c) || rdma_accept(id, &param)) {
+	/* A ring needs no batches: a record costs ring bytes, not a receive. */
+	if (!c->ring)
+		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
+					   MSGA__DATA_SLOT, &c->bat_mr);
+	if ((!c->ring && !c->bat_buf) || msga__conn_setup(c) ||
+	    rdma_accept(id, &param)) {
 		rdma_reject(id, NULL, 0);
 		c->state = MSGA__C_DEAD;
 		msga__conn_free(c);
@@ -230,11 +239,9 @@ static int bat_fits(const struct msga__conn *c, size_t len)
 	return c->bat_open && c->bat_len + rec_size(len) <= MSGA_FRAG_MAX;
 }
 
-/* One more data SEND is possible, besides an open batch's reservation. */
 static int conn_can_data(const struct msga__conn *c)
 {
-	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
-	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
+	return msga__conn_can_data(c);
 }
 
 static char *bat_cur(struct msga__conn *c)
@@ -274,7 +281,7 @@ static void bat_append(struct msga__conn *c, const struct msga__wire_hdr *h,
 /* Coalesce this message into a new batch? Only when c is behind. */
 static int bat_should_open(const struct msga__conn *c, size_t len)
 {
-	return len <= MSGA__BATCH_REC_MAX &&
+	return !c->ring && len <= MSGA__BATCH_REC_MAX &&
 	       msga__credit_avail(&c->cr) < c->cr.peer_depth / 2 &&
 	       c->bat_head - c->bat_tail < MSGA__BATCH_BUFS &&
 	       conn_can_data(c);
@@ -292,8 +299,7 @@ static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
 		int ret;
 
 		if (msga__topic_match(c->pattern, name)) {
-			if (!msga__credit_can_data(&c->cr) ||
-			    !msga__conn_sq_room(c))
+			if (!conn_can_data(c))
 				return -EAGAIN;
 			h.len = (uint32_t)strlen(name);
 			memcpy(msga__conn_ctl_payload(c), name, h.len);
@@ -557,7 +563,7 @@ static void big_pump(struct msga_pub *pub)
 		if (c->big_active)
 			bat_flush(c);
 		while (c->big_active && c->big_off < pub->big_len &&
-		       msga__credit_can_data(&c->cr) && msga__conn_sq_room(c)) {
+		       conn_can_data(c)) {
 			uint32_t off = c->big_off, left = pub->big_len - off;
 			uint32_t n = left < MSGA_FRAG_MAX ? left :
 							    MSGA_FRAG_MAX;
@@ -667,7 +673,7 @@ static void flush_unsignalled(struct msga_pub *pub)
 		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
 		if (c->state == MSGA__C_READY && c->unsig_tagged &&
-		    msga__credit_can_ctl(&c->cr) && msga__conn_sq_room(c))
+		    msga__conn_can_ctl(c))
 			msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE,
 					1);
 	}

@@ -18,6 +18,7 @@
 #include "wire.h"
 #include "mcast_map.h"
 #include "reasm.h"
+#include "ring.h"
 #include "ud_stream.h"
 
 /* Receive and send geometry, per connection. */
@@ -34,7 +35,17 @@
 #define MSGA__PUB_RX_SLOT 128u
 #define MSGA__PUB_SQ_DEPTH 512u
 #define MSGA__PUB_SIG_EVERY 32u
-#define MSGA__CTL_SLOT 128u      /* header (+ name) per send queue slot */
+#define MSGA__CTL_SLOT 256u      /* header (+ name) per send queue slot */
+/*
+ * A ring record's pieces in its send slot (rc_ring.c): word0 and header at
+ * 0, a control payload after them, then zero padding and the trailer, and
+ * a PAD's word0 when the record wraps.
+ */
+#define MSGA__CTL_RING_TRAILER 216u
+#define MSGA__CTL_RING_PAD 224u
+/* The subscriber's RDMA WRITE ring, and its receives (control only). */
+#define MSGA__SUB_RING_SIZE (256u * 1024u)
+#define MSGA__SUB_RING_RX_DEPTH 4u
 #define MSGA__PUB_TX_SLOTS 128u  /* publisher's shared send buffers */
 #define MSGA__BATCH_BUFS 16u     /* per subscriber: coalescing buffers */
 #define MSGA__BATCH_REC_MAX 512u /* larger messages are never coalesced */
@@ -67,6 +78,20 @@ struct msga__rxslot {
 	struct msga__udep *ud;         /* ... of a multicast membership */
 	uint32_t idx;
 	uint32_t held;
+};
+
+/*
+ * A reassembly buffer. Holding its message hands the whole buffer to the
+ * user (the next large message gets another one), so slot.idx says which
+ * kind of slot a held message points at. Released buffers are kept for
+ * reuse until the connection is freed, so releasing twice stays harmless.
+ */
+#define MSGA__SLOT_RING UINT32_MAX
+#define MSGA__SLOT_REASM (UINT32_MAX - 1)
+struct msga__rsbuf {
+	struct msga__rxslot slot;
+	struct msga__list node;        /* conn->rs_held or rs_idle */
+	_Alignas(64) char data[];      /* MSGA_MSG_MAX bytes */
 };
 
 struct msga__conn {
@@ -113,11 +138,23 @@ struct msga__conn {
 
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];
-	char *rs_buf;                  /* reassembly of fragmented messages */
+	struct msga__rsbuf *rs;        /* reassembly of fragmented messages */
+	struct msga__list rs_held;     /* held reassembled messages */
+	struct msga__list rs_idle;     /* released ones, for reuse */
 	uint32_t rs_len, rs_off;
 	uint16_t rs_topic;
 	uint64_t rs_seq;
 	int rs_active;
+
+	/* RDMA WRITE ring (ring.h, rc_ring.c): publisher writes, subscriber
+	 * polls. 0 = this connection's data goes by SEND/RECV. */
+	int ring;
+	struct msga__ring_writer rw;   /* publisher side */
+	struct msga__ring_reader rr;   /* subscriber side */
+	char *ring_buf;
+	struct ibv_mr *ring_mr;
+	struct msga__rxslot ring_slot; /* what held ring messages point at */
+	uint32_t ring_polls;
 };
 
 struct msga__topic {
@@ -207,6 +244,11 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);
 char *msga__conn_ctl_payload(struct msga__conn *c);
 int msga__conn_send_credit(struct msga__conn *c);
+int msga__conn_can_data(const struct msga__conn *c);
+int msga__conn_can_ctl(const struct msga__conn *c);
+int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
+		    uint32_t nwr, uint32_t bytes, int32_t tag,
+		    int force_signal);
 void msga__conn_peer_name(struct msga__conn *c);
 void msga__conn_kill(struct msga__conn *c, int status, int notify);
 void msga__conn_free(struct msga__conn *c);
@@ -215,6 +257,14 @@ void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
 		     int status);
 void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		      uint16_t role);
+
+/* rc_ring.c */
+int msga__ring_rx_setup(struct msga__conn *c);
+int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
+		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
+		    uint32_t ext_lkey, int32_t tag, int force_signal);
+int msga__ring_poll(struct msga__conn *c, int budget);
+void msga__ring_released(struct msga__conn *c);
 
 /* publisher.c */
 void msga__pub_on_connect_request(struct msga_pub *pub,
@@ -232,6 +282,7 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns);
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
+void msga__rs_held_free_all(struct msga__conn *c);
 
 /* poll.c */
 int msga__ctx_cm_channel(struct msga_ctx *ctx);

@@ -25,6 +25,8 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 	c->sq_depth = g->sq_depth;
 	c->sig_every = g->sig_every;
 	msga__list_init(&c->own_node);
+	msga__list_init(&c->rs_held);
+	msga__list_init(&c->rs_idle);
 	msga__list_add_tail(&ctx->conns, &c->ctx_node);
 	return c;
 }
@@ -55,7 +57,7 @@ static int conn_create_qp(struct msga__conn *c)
 		.sq_sig_all = 0,
 		.cap = { .max_send_wr = c->sq_depth,
 			 .max_recv_wr = c->rx_depth,
-			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_send_sge = 3, .max_recv_sge = 1,
 			 .max_inline_data = c->ctx->max_inline },
 	};
 
@@ -107,64 +109,114 @@ int msga__conn_sq_room(const struct msga__conn *c)
 char *msga__conn_ctl_payload(struct msga__conn *c)
 {
 	return c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT +
-	       MSGA__WIRE_HDR_LEN;
+	       MSGA__WIRE_HDR_LEN + (c->ring && c->pub ? MSGA__RING_WORD0 : 0);
 }
 
 /*
- * Post one SEND: header (plus ctl_len bytes after it) from this send slot's
- * header buffer, then ext_len bytes of ext. Inline when the device allows,
- * so the buffers are free at once; otherwise tag says what stays in use
- * until a later signalled completion. The caller checked credit and room.
+ * Post nwr chained work requests (bytes in the last); the last one carries
+ * tag, which says what its buffers are until a later signalled completion
+ * (none when inline: the provider copied them). Selective signalling: one
+ * completion every sig_every posts, or when the caller needs it.
+ */
+int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
+		    uint32_t nwr, uint32_t bytes, int32_t tag,
+		    int force_signal)
+{
+	struct ibv_send_wr *last = &wr[nwr - 1], *bad;
+	int ret;
+
+	for (uint32_t i = 0; i < nwr; i++) {
+		wr[i].wr_id = c->tx_seq + i;
+		c->tx_tag[(c->tx_seq + i) % c->sq_depth] = MSGA__TAG_NONE;
+	}
+	if (bytes <= c->ctx->max_inline) {
+		for (uint32_t i = 0; i < nwr; i++)
+			wr[i].send_flags |= IBV_SEND_INLINE;
+		tag = MSGA__TAG_NONE;
+	}
+	if (tag != MSGA__TAG_NONE)
+		c->unsig_tagged++;
+	if (force_signal || ++c->unsig >= c->sig_every) {
+		last->send_flags |= IBV_SEND_SIGNALED;
+		c->unsig = 0;
+		c->unsig_tagged = 0;
+	}
+	c->tx_tag[last->wr_id % c->sq_depth] = tag;
+	ret = ibv_post_send(c->qp, wr, &bad);
+	if (ret) {
+		c->tx_tag[last->wr_id % c->sq_depth] = MSGA__TAG_NONE;
+		msga__conn_kill(c, -ret, 1);
+		return -ECONNRESET;
+	}
+	c->tx_seq += nwr;
+	return 0;
+}
+
+/*
+ * Post one message: on a ring connection's publisher side a WRITE into the
+ * subscriber's ring (rc_ring.c), otherwise a SEND of the header (plus
+ * ctl_len bytes after it) from this send slot's header buffer, then
+ * ext_len bytes of ext. The caller checked msga__conn_can_data/_ctl.
  */
 int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal)
 {
-	uint32_t pos = c->tx_seq % c->sq_depth;
-	char *hb = c->ctl_buf + (size_t)pos * MSGA__CTL_SLOT;
+	char *hb = c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT;
 	struct ibv_sge sge[2] = {
 		{ (uintptr_t)hb, MSGA__WIRE_HDR_LEN + ctl_len,
 		  c->ctl_mr->lkey },
 		{ (uintptr_t)ext, ext_len, ext_lkey },
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = c->tx_seq, .sg_list = sge, .num_sge = ext_len ? 2 : 1,
+		.sg_list = sge, .num_sge = ext_len ? 2 : 1,
 		.opcode = IBV_WR_SEND,
 	};
-	struct ibv_send_wr *bad;
-	int ret;
 
+	if (c->ring && c->pub)
+		return msga__ring_send(c, h, ctl_len, ext, ext_len, ext_lkey,
+				       tag, force_signal);
 	h->credit = msga__credit_on_send(&c->cr);
+	if (c->ring) {
+		/* A ring's reader reports freed bytes, not receives. */
+		h->credit = (uint32_t)c->rr.freed;
+		c->rr.reported = c->rr.freed;
+	}
 	msga__wire_hdr_put(hb, h);
-	if (sge[0].length + ext_len <= c->ctx->max_inline) {
-		wr.send_flags |= IBV_SEND_INLINE;
-		tag = MSGA__TAG_NONE;
-	}
-	if (tag != MSGA__TAG_NONE)
-		c->unsig_tagged++;
-	if (force_signal || ++c->unsig >= c->sig_every) {
-		wr.send_flags |= IBV_SEND_SIGNALED;
-		c->unsig = 0;
-		c->unsig_tagged = 0;
-	}
-	c->tx_tag[pos] = tag;
-	ret = ibv_post_send(c->qp, &wr, &bad);
-	if (ret) {
-		c->tx_tag[pos] = MSGA__TAG_NONE;
-		msga__conn_kill(c, -ret, 1);
-		return -ECONNRESET;
-	}
-	c->tx_seq++;
-	return 0;
+	return msga__conn_post(c, &wr, 1, sge[0].length + ext_len, tag,
+			       force_signal);
+}
+
+/*
+ * Room for one more data message (besides an open batch's reservation),
+ * or for one control message. A SEND needs a credit (two for data, so the
+ * last is kept for a CREDIT message); a ring record needs ring space; a
+ * record may bring a PAD, so it needs two send queue slots.
+ */
+int msga__conn_can_data(const struct msga__conn *c)
+{
+	if (c->ring && c->pub)
+		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
+		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
+	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
+	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
+}
+
+int msga__conn_can_ctl(const struct msga__conn *c)
+{
+	if (c->ring && c->pub)
+		return msga__ring_can_place(&c->rw, 0) &&
+		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
+	/* An open batch has its credit and send slot set aside. */
+	return msga__credit_avail(&c->cr) >= 1 + c->bat_open &&
+	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
 }
 
 int msga__conn_send_credit(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
-	/* An open batch has its credit and send slot set aside. */
-	if (msga__credit_avail(&c->cr) < 1 + c->bat_open ||
-	    c->tx_seq + c->bat_open - c->tx_done >= c->sq_depth)
+	if (!msga__conn_can_ctl(c))
 		return -EAGAIN;
 	return msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 0);
 }
@@ -177,6 +229,13 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		.role = role, .recv_depth = c->rx_depth,
 		.slot_size = c->rx_slot,
 	};
+	if (c->ring && c->sub) {
+		h->ring_addr = (uintptr_t)c->ring_buf;
+		h->ring_rkey = c->ring_mr->rkey;
+		h->ring_size = c->rr.size;
+	} else if (c->ring) {
+		h->ring_size = c->rw.size; /* accepted */
+	}
 }
 
 void msga__conn_peer_name(struct msga__conn *c)
@@ -263,6 +322,8 @@ void msga__conn_free(struct msga__conn *c)
 		ibv_dereg_mr(c->ctl_mr);
 	if (c->bat_mr)
 		ibv_dereg_mr(c->bat_mr);
+	if (c->ring_mr)
+		ibv_dereg_mr(c->ring_mr);
 	if (c->cm)
 		rdma_destroy_id(c->cm);
 	msga__list_del(&c->ctx_node);
@@ -270,9 +331,10 @@ void msga__conn_free(struct msga__conn *c)
 	free(c->rx_buf);
 	free(c->ctl_buf);
 	free(c->bat_buf);
+	free(c->ring_buf);
+	msga__rs_held_free_all(c);
 	free(c->rx_slots);
 	free(c->tx_tag);
 	free(c->names);
-	free(c->rs_buf);
 	free(c);
 }

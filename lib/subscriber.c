@@ -32,7 +32,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 		*subp = NULL;
 	if (!ctx || !attr || !subp || attr->size < SUB_ATTR_MIN_SIZE ||
 	    (attr->flags & ~(uint32_t)(MSGA_SUB_NO_LOCAL |
-					MSGA_SUB_STOP_ON_GAP)) ||
+					MSGA_SUB_STOP_ON_GAP |
+					MSGA_SUB_NO_RING)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	ret = msga__ctx_cm_channel(ctx);
@@ -71,13 +72,13 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 {
-	static const struct msga__conn_geom geom = {
+	struct msga__conn_geom geom = {
 		MSGA__SUB_RX_DEPTH, MSGA__DATA_SLOT, MSGA__SUB_SQ_DEPTH,
 		MSGA__SUB_SIG_EVERY,
 	};
 	struct sockaddr_storage ss;
 	struct msga__conn *c;
-	int ret;
+	int ring, ret;
 
 	if (sub && uri && !strncmp(uri, "mcast://", 8))
 		return msga__msub_connect(sub, uri);
@@ -85,10 +86,15 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 		return msga__usub_connect(sub, uri);
 	if (!sub || msga__parse_uri(uri, &ss))
 		return -EINVAL;
+	/* The ring raises no completion here: event mode needs SEND/RECV. */
+	ring = !(sub->flags & MSGA_SUB_NO_RING) && !sub->ctx->evmode;
+	if (ring)
+		geom.rx_depth = MSGA__SUB_RING_RX_DEPTH;
 	c = msga__conn_new(sub->ctx, &geom);
 	if (!c)
 		return -ENOMEM;
 	c->sub = sub;
+	c->ring = ring;
 	c->id = sub->next_id++;
 	c->state = MSGA__C_RESOLVING;
 	msga__list_add_tail(&sub->conns, &c->own_node);
@@ -144,6 +150,8 @@ static int on_route(struct msga__conn *c)
 	uint8_t buf[MSGA__WIRE_HELLO_LEN];
 	int ret = msga__conn_setup(c);
 
+	if (!ret && c->ring)
+		ret = msga__ring_rx_setup(c);
 	if (ret)
 		return ret;
 	msga__conn_hello(c, &mine, 2);
@@ -166,6 +174,9 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 
 	if (ret || peer.role != 1)
 		return -EPROTO;
+	/* A publisher that did not echo the ring's size will SEND. */
+	if (c->ring && peer.ring_size != c->rr.size)
+		c->ring = 0;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
 	h.len = (uint32_t)strlen(c->sub->pattern);
 	memcpy(msga__conn_ctl_payload(c), c->sub->pattern, h.len);
@@ -219,6 +230,23 @@ static void deliver(struct msga__conn *c, struct msga__rxslot *slot,
 	c->cur = NULL;
 }
 
+static struct msga__rsbuf *rsbuf_get(struct msga__conn *c)
+{
+	struct msga__rsbuf *rs;
+
+	if (!msga__list_empty(&c->rs_idle)) {
+		rs = msga__container_of(c->rs_idle.next, struct msga__rsbuf,
+					node);
+		msga__list_del(&rs->node);
+		return rs;
+	}
+	rs = malloc(sizeof(*rs) + MSGA_MSG_MAX);
+	if (rs)
+		rs->slot = (struct msga__rxslot){ .conn = c,
+						  .idx = MSGA__SLOT_REASM };
+	return rs;
+}
+
 /* Fragments of one message arrive in order and back to back. */
 static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 		      const char *payload, uint32_t plen, uint64_t now_ns)
@@ -226,7 +254,7 @@ static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 	if (h->flags & MSGA__WF_FIRST) {
 		if (c->rs_active)
 			return -EPROTO;
-		if (!c->rs_buf && !(c->rs_buf = malloc(MSGA_MSG_MAX)))
+		if (!c->rs && !(c->rs = rsbuf_get(c)))
 			return -ENOMEM;
 		c->rs_active = 1;
 		c->rs_len = h->len;
@@ -238,13 +266,25 @@ static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 		   h->off != c->rs_off) {
 		return -EPROTO;
 	}
-	memcpy(c->rs_buf + h->off, payload, plen);
+	memcpy(c->rs->data + h->off, payload, plen);
 	c->rs_off += plen;
 	if (h->flags & MSGA__WF_LAST) {
 		c->rs_active = 0;
-		deliver(c, NULL, h, c->rs_buf, c->rs_len, now_ns);
+		deliver(c, &c->rs->slot, h, c->rs->data, c->rs_len, now_ns);
 	}
 	return 0;
+}
+
+void msga__rs_held_free_all(struct msga__conn *c)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &c->rs_held)
+		free(msga__container_of(pos, struct msga__rsbuf, node));
+	msga__list_for_each_safe(pos, tmp, &c->rs_idle)
+		free(msga__container_of(pos, struct msga__rsbuf, node));
+	free(c->rs);
+	c->rs = NULL;
 }
 
 /* Every record of a BATCH is a whole message in this receive buffer. */
@@ -301,11 +341,33 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
  * back one credit: hold briefly, or the publisher stalls. A buffer may
  * carry several messages (a BATCH), so it counts its holds, and each held
  * message is marked in the flags byte of its own header, which sits just
- * before its data in the receive buffer.
+ * before its data in the receive buffer. Ring records are marked the same
+ * way, and keep the ring from being freed past them. A reassembled message
+ * owns its whole buffer, which the hold takes over.
  */
 static uint8_t *held_mark(const struct msga_msg *msg)
 {
 	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
+}
+
+static struct msga__rsbuf *rsbuf_of(struct msga__rxslot *slot)
+{
+	return msga__container_of(slot, struct msga__rsbuf, slot);
+}
+
+static int hold_reassembled(struct msga__rxslot *slot)
+{
+	struct msga__conn *c = slot->conn;
+
+	if (slot->held)
+		return -EALREADY;
+	if (c->cur != slot)
+		return -EINVAL;
+	slot->held = 1;
+	c->holds++;
+	msga__list_add_tail(&c->rs_held, &rsbuf_of(slot)->node);
+	c->rs = NULL; /* the next large message gets a new buffer */
+	return 0;
 }
 
 MSGA_API int msga_msg_hold(const struct msga_msg *msg)
@@ -319,6 +381,8 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 		return -EOPNOTSUPP;
 	if (slot->ud)
 		return msga__msub_hold(slot);
+	if (slot->idx == MSGA__SLOT_REASM)
+		return hold_reassembled(slot);
 	if (*held_mark(msg) & MSGA__WF_HELD)
 		return -EALREADY;
 	if (slot->conn->cur != slot)
@@ -327,6 +391,19 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 	slot->held++;
 	slot->conn->holds++;
 	return 0;
+}
+
+static void release_reassembled(struct msga__rxslot *slot)
+{
+	struct msga__conn *c = slot->conn;
+
+	if (!slot->held)
+		return;
+	slot->held = 0;
+	msga__list_del(&rsbuf_of(slot)->node);
+	msga__list_add_tail(&c->rs_idle, &rsbuf_of(slot)->node);
+	if (--c->holds == 0 && c->state == MSGA__C_DEAD)
+		c->ctx->reap = 1;
 }
 
 MSGA_API void msga_msg_release(const struct msga_msg *msg)
@@ -338,17 +415,27 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 		msga__msub_release(slot);
 		return;
 	}
+	if (slot && slot->idx == MSGA__SLOT_REASM) {
+		release_reassembled(slot);
+		return;
+	}
 	if (!slot || !slot->held || !(*held_mark(msg) & MSGA__WF_HELD))
 		return;
 	c = slot->conn;
 	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
 	c->holds--;
-	if (--slot->held)
-		return;
+	slot->held--;
 	if (c->state == MSGA__C_DEAD) {
-		c->ctx->reap = 1;
+		if (!c->holds)
+			c->ctx->reap = 1;
 		return;
 	}
+	if (slot->idx == MSGA__SLOT_RING) {
+		msga__ring_released(c);
+		return;
+	}
+	if (slot->held)
+		return;
 	if (!msga__conn_post_recv(c, slot->idx))
 		msga__credit_on_repost(&c->cr);
 	else

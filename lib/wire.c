@@ -101,6 +101,9 @@ void msga__wire_hello_put(void *buf, const struct msga__wire_hello *h)
 	msga__put16(p + 6, h->role);
 	msga__put32(p + 8, h->recv_depth);
 	msga__put32(p + 12, h->slot_size);
+	msga__put64(p + 16, h->ring_addr);
+	msga__put32(p + 24, h->ring_rkey);
+	msga__put32(p + 28, h->ring_size);
 }
 
 /*
@@ -112,13 +115,16 @@ int msga__wire_hello_get(const void *buf, size_t n,
 {
 	const uint8_t *p = buf;
 
-	if (!buf || n < MSGA__WIRE_HELLO_LEN)
+	if (!buf || n < MSGA__WIRE_HELLO_V1_LEN)
 		return -EPROTO;
 	h->magic = msga__get32(p);
 	h->version = msga__get16(p + 4);
 	h->role = msga__get16(p + 6);
 	h->recv_depth = msga__get32(p + 8);
 	h->slot_size = msga__get32(p + 12);
+	h->ring_addr = n >= MSGA__WIRE_HELLO_LEN ? msga__get64(p + 16) : 0;
+	h->ring_rkey = n >= MSGA__WIRE_HELLO_LEN ? msga__get32(p + 24) : 0;
+	h->ring_size = n >= MSGA__WIRE_HELLO_LEN ? msga__get32(p + 28) : 0;
 	if (h->magic != MSGA__WIRE_MAGIC || h->version != MSGA__WIRE_VERSION ||
 	    h->role < 1 || h->role > 2 || h->recv_depth < 4 ||
 	    h->slot_size < MSGA__WIRE_HDR_LEN + MSGA_TOPIC_MAX + 1)

@@ -17,6 +17,9 @@
  *
  * Connection private data (connect and accept) carries struct
  * msga__wire_hello so each side knows how many receives the other posted.
+ * Its second 16 bytes offer (subscriber) and accept (publisher, echoing
+ * ring_size) an RDMA WRITE ring (ring.h); a peer that sends only the first
+ * 16, or zeros there (IB pads private data), uses SEND/RECV only.
  */
 #ifndef MSGA_WIRE_H
 #define MSGA_WIRE_H
@@ -27,7 +30,8 @@
 #define MSGA__WIRE_HDR_LEN 24u
 #define MSGA__WIRE_MAGIC 0x4147534du /* "MSGA" little-endian */
 #define MSGA__WIRE_VERSION 1u
-#define MSGA__WIRE_HELLO_LEN 16u
+#define MSGA__WIRE_HELLO_LEN 32u
+#define MSGA__WIRE_HELLO_V1_LEN 16u
 
 enum msga__wire_type {
 	MSGA__W_DATA = 1,      /* pub -> sub: a message or one fragment */
@@ -63,6 +67,9 @@ struct msga__wire_hello {
 	uint16_t role;       /* 1 = publisher (accept), 2 = subscriber */
 	uint32_t recv_depth; /* receives posted before connect/accept */
 	uint32_t slot_size;  /* bytes per receive buffer */
+	uint64_t ring_addr;  /* 16: subscriber's ring, remote address */
+	uint32_t ring_rkey;  /* 24 */
+	uint32_t ring_size;  /* 28: bytes; 0 = no ring */
 };
 
 void msga__wire_hdr_put(void *buf, const struct msga__wire_hdr *h);

@@ -303,33 +303,6 @@ Test(pubsub, fragmentation_up_to_1MiB, .timeout = 120)
 	msga_ctx_close(ctx);
 }
 
-static int hold_big_ret = 1;
-
-static void hold_big(const struct msga_msg *m, void *user)
-{
-	if (m->len > MSGA_FRAG_MAX)
-		hold_big_ret = msga_msg_hold(m);
-	dp_on_msg(m, user);
-}
-
-Test(pubsub, hold_of_reassembled_message_is_eopnotsupp, .timeout = 60)
-{
-	static struct dp_rec rec, ev;
-	struct msga_ctx *ctx = devtest_open_ctx();
-	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
-	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "*",
-				   .on_msg = hold_big, .user = &rec };
-	struct msga_sub *sub;
-	uint32_t t = topic(pub, "x");
-
-	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
-	dp_connect(sub, pub, &ctx, 1, 1);
-	dp_send(pub, t, 1, 3 * MSGA_FRAG_MAX, &ctx, 1);
-	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, 1, 10000));
-	cr_expect_eq(hold_big_ret, -EOPNOTSUPP);
-	msga_ctx_close(ctx);
-}
-
 static void connect_expect_failure(struct msga_ctx *ctx, const char *uri)
 {
 	static struct dp_rec rec;

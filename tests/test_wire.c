@@ -121,7 +121,8 @@ Test(wire, hello)
 	cr_expect_eq(g.slot_size, 4096);
 	cr_expect_eq(msga__wire_hello_get(b, sizeof(b), &g), 0,
 		     "IB pads private data; longer is fine");
-	cr_expect_eq(msga__wire_hello_get(b, MSGA__WIRE_HELLO_LEN - 1, &g),
+	cr_expect_eq(g.ring_size, 0, "no ring offered");
+	cr_expect_eq(msga__wire_hello_get(b, MSGA__WIRE_HELLO_V1_LEN - 1, &g),
 		     -EPROTO);
 	cr_expect_eq(msga__wire_hello_get(NULL, 0, &g), -EPROTO);
 	b[0] ^= 1;
@@ -137,6 +138,26 @@ Test(wire, hello)
 	msga__wire_hello_put(b, &h);
 	cr_expect_eq(msga__wire_hello_get(b, sizeof(b), &g), -EPROTO,
 		     "too few receives");
+}
+
+Test(wire, hello_ring_offer_round_trips_and_a_v1_hello_has_none)
+{
+	struct msga__wire_hello h = { .role = 2, .recv_depth = 4,
+				      .slot_size = 4096,
+				      .ring_addr = 0x7f0012345000ull,
+				      .ring_rkey = 0xabcdef01u,
+				      .ring_size = 256u * 1024u }, g;
+	uint8_t b[64] = { 0 };
+
+	msga__wire_hello_put(b, &h);
+	cr_assert_eq(msga__wire_hello_get(b, MSGA__WIRE_HELLO_LEN, &g), 0);
+	cr_expect_eq(g.ring_addr, 0x7f0012345000ull);
+	cr_expect_eq(g.ring_rkey, 0xabcdef01u);
+	cr_expect_eq(g.ring_size, 256u * 1024u);
+	/* A 0.2 peer sends 16 bytes: it neither offers nor accepts a ring. */
+	cr_assert_eq(msga__wire_hello_get(b, MSGA__WIRE_HELLO_V1_LEN, &g), 0);
+	cr_expect_eq(g.ring_size, 0);
+	cr_expect_eq(g.ring_addr, 0);
 }
 
 Test(wire, batch_records)

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The two RC data paths on the device under test: the RDMA WRITE ring a
+ * busy-polling subscriber gets by default, and SEND/RECV (MSGA_SUB_NO_RING,
+ * or any connection made in event mode). Both must deliver the same
+ * stream; a held ring message must pin the ring (back-pressure, no loss);
+ * msga_ctx_fd() must refuse a context whose data would wake nobody; and a
+ * reassembled message can be held past later large ones.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+#include "dev_pubsub_util.h"
+
+static uint32_t topic(struct msga_pub *pub, const char *name)
+{
+	uint32_t id = UINT32_MAX;
+	int ret = msga_pub_topic(pub, name, &id);
+
+	cr_assert_eq(ret, 0, "msga_pub_topic(%s) = %d", name, ret);
+	return id;
+}
+
+static struct msga_sub *sub_with(struct msga_ctx *ctx, const char *pattern,
+				 uint32_t flags, msga_msg_cb on_msg,
+				 struct dp_rec *rec)
+{
+	struct msga_sub_attr a = { .size = sizeof(a), .pattern = pattern,
+				   .flags = flags, .on_msg = on_msg,
+				   .on_event = dp_on_event, .user = rec };
+	struct msga_sub *sub = NULL;
+
+	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
+	return sub;
+}
+
+Test(rc_paths, ring_and_send_recv_deliver_the_same_stream, .timeout = 180)
+{
+	static struct dp_rec ring_rec, send_rec, ev;
+	static const size_t sizes[] = { 64, 64, 200, 64, 1000, 64, 4072, 300 };
+	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
+	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	uint32_t t = topic(pub, "paths");
+	uint64_t seq = 0;
+
+	ring_rec.strict = send_rec.strict = 1;
+	dp_connect(sub_with(cs, "paths", 0, dp_on_msg, &ring_rec), pub, both,
+		   2, 1);
+	dp_connect(sub_with(cs, "paths", MSGA_SUB_NO_RING, dp_on_msg,
+			    &send_rec), pub, both, 2, 2);
+	/* Several MiB: the 256 KiB ring wraps (with PADs) many times. */
+	for (int i = 0; i < 12000; i++) {
+		size_t len = i % 1000 == 999 ? 3 * MSGA_FRAG_MAX + 5 :
+					       sizes[i % 8];
+
+		/* Every 2000 messages, publish without polling the
+		 * subscribers until the publisher is pushed back. */
+		if (i % 2000 == 1000) {
+			struct msga_claim c;
+			int ret;
+
+			while ((ret = msga_pub_claim(pub, t, 64, &c)) == 0) {
+				dp_fill(c.data, 64, t, ++seq);
+				cr_assert_eq(msga_pub_commit(pub, &c), 2);
+			}
+			cr_assert_eq(ret, -EAGAIN);
+		}
+		dp_send(pub, t, ++seq, len, both, 2);
+	}
+	cr_assert(dp_poll_until64(both, 2, &ring_rec.total, seq, 60000),
+		  "ring: %llu of %llu", (unsigned long long)ring_rec.total,
+		  (unsigned long long)seq);
+	cr_assert(dp_poll_until64(both, 2, &send_rec.total, seq, 60000),
+		  "send/recv: %llu of %llu",
+		  (unsigned long long)send_rec.total, (unsigned long long)seq);
+	cr_expect_eq(ring_rec.bad, 0, "%s", ring_rec.first_bad);
+	cr_expect_eq(send_rec.bad, 0, "%s", send_rec.first_bad);
+	cr_expect_eq(ring_rec.bytes, send_rec.bytes);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
+}
+
+static struct msga_msg ring_held;
+static int ring_hold_ret = 1;
+
+static void hold_seq1(const struct msga_msg *m, void *user)
+{
+	if (m->seq == 1) {
+		ring_hold_ret = msga_msg_hold(m);
+		ring_held = *m;
+	}
+	dp_on_msg(m, user);
+}
+
+Test(rc_paths, held_ring_message_pins_the_ring_until_released,
+     .timeout = 120)
+{
+	static struct dp_rec rec, ev;
+	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
+	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	uint32_t t = topic(pub, "pin");
+	uint64_t seq = 0, stall_ms = 0;
+	struct msga_claim c;
+	int ret;
+
+	rec.strict = 1;
+	dp_connect(sub_with(cs, "pin", 0, hold_seq1, &rec), pub, both, 2, 1);
+	/* The subscriber is polled all along: only the hold can stop us. */
+	for (uint64_t end = dp_now_ms() + 60000; dp_now_ms() < end;) {
+		ret = msga_pub_claim(pub, t, 1000, &c);
+		if (ret == -EAGAIN) {
+			if (!stall_ms)
+				stall_ms = dp_now_ms();
+			if (dp_now_ms() - stall_ms > 1500)
+				break;
+			msga_ctx_poll(cs, 64);
+			msga_ctx_poll(cp, 64);
+			continue;
+		}
+		cr_assert_eq(ret, 0);
+		stall_ms = 0;
+		dp_fill(c.data, 1000, t, ++seq);
+		cr_assert_eq(msga_pub_commit(pub, &c), 1);
+		msga_ctx_poll(cs, 64);
+	}
+	cr_assert_eq(ring_hold_ret, 0);
+	cr_assert(stall_ms, "the publisher was never pushed back");
+	cr_expect_lt(seq, 300, "a 256 KiB ring holds ~250 1000-byte records");
+	cr_assert(dp_poll_until64(both, 2, &rec.total, seq, 10000));
+	cr_expect_eq(dp_check(ring_held.data, ring_held.len, t, 1), 0,
+		     "the held message is intact");
+	msga_msg_release(&ring_held);
+	for (int i = 0; i < 2000; i++)
+		dp_send(pub, t, ++seq, 1000, both, 2);
+	cr_assert(dp_poll_until64(both, 2, &rec.total, seq, 30000),
+		  "got %llu of %llu after the release",
+		  (unsigned long long)rec.total, (unsigned long long)seq);
+	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
+}
+
+Test(rc_paths, ctx_fd_refuses_a_busy_poll_ring_connection, .timeout = 60)
+{
+	static struct dp_rec r1, r2, r3, ev;
+	struct msga_ctx *cp = devtest_open_ctx(), *c1 = devtest_open_ctx();
+	struct msga_ctx *c2 = devtest_open_ctx(), *c3 = devtest_open_ctx();
+	struct msga_ctx *all[4] = { cp, c1, c2, c3 };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	uint32_t t = topic(pub, "fd");
+	int fd;
+
+	dp_connect(dp_sub(c1, "fd", &r1), pub, all, 4, 1);
+	cr_expect_eq(msga_ctx_fd(c1), -EBUSY);
+	cr_expect(strstr(msga_ctx_last_error(c1), "MSGA_SUB_NO_RING"), "%s",
+		  msga_ctx_last_error(c1));
+	dp_connect(sub_with(c2, "fd", MSGA_SUB_NO_RING, dp_on_msg, &r2), pub,
+		   all, 4, 2);
+	cr_expect_geq(msga_ctx_fd(c2), 0);
+	/* fd first: the connection takes SEND/RECV on its own. */
+	fd = msga_ctx_fd(c3);
+	cr_assert_geq(fd, 0);
+	dp_connect(dp_sub(c3, "fd", &r3), pub, all, 4, 3);
+	cr_expect_eq(msga_ctx_fd(c3), fd);
+	for (uint64_t s = 1; s <= 500; s++)
+		dp_send(pub, t, s, 64, all, 4);
+	cr_assert(dp_poll_until64(all, 4, &r1.total, 500, 20000));
+	cr_assert(dp_poll_until64(all, 4, &r2.total, 500, 20000));
+	cr_assert(dp_poll_until64(all, 4, &r3.total, 500, 20000));
+	cr_expect_eq(r1.bad + r2.bad + r3.bad, 0);
+	for (int i = 3; i >= 0; i--)
+		msga_ctx_close(all[i]);
+}
+
+static struct msga_msg big_held;
+static int big_hold_ret = 1, big_hold_again = 1;
+
+static void hold_big(const struct msga_msg *m, void *user)
+{
+	if (m->len > MSGA_FRAG_MAX && (m->seq == 1 || m->seq == 5)) {
+		big_hold_ret = msga_msg_hold(m);
+		big_hold_again = msga_msg_hold(m);
+		big_held = *m;
+	}
+	dp_on_msg(m, user);
+}
+
+static void reassembled_hold(uint32_t flags)
+{
+	static struct dp_rec rec, ev;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
+	uint32_t t = topic(pub, "big");
+
+	memset(&rec, 0, sizeof(rec));
+	big_hold_ret = big_hold_again = 1;
+	rec.strict = 1;
+	dp_connect(sub_with(ctx, "big", flags, hold_big, &rec), pub, &ctx, 1,
+		   1);
+	dp_send(pub, t, 1, 3 * MSGA_FRAG_MAX + 11, &ctx, 1);
+	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, 1, 10000));
+	cr_expect_eq(big_hold_ret, 0);
+	cr_expect_eq(big_hold_again, -EALREADY);
+	/* Three more large messages are reassembled while it is held. */
+	for (uint64_t s = 2; s <= 4; s++)
+		dp_send(pub, t, s, 3 * MSGA_FRAG_MAX + 11, &ctx, 1);
+	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, 4, 10000));
+	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
+	cr_expect_eq(dp_check(big_held.data, big_held.len, t, 1), 0,
+		     "held message overwritten");
+	cr_expect_eq(msga_msg_hold(&big_held), -EALREADY);
+	msga_msg_release(&big_held);
+	msga_msg_release(&big_held); /* a second release is a no-op */
+	/* Held at close: msga_ctx_close() frees it (ASan checks). */
+	dp_send(pub, t, 5, 2 * MSGA_FRAG_MAX, &ctx, 1);
+	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, 5, 10000));
+	cr_expect_eq(big_hold_ret, 0);
+	msga_ctx_close(ctx);
+}
+
+Test(rc_paths, reassembled_message_held_over_ring, .timeout = 60)
+{
+	reassembled_hold(0);
+}
+
+Test(rc_paths, reassembled_message_held_over_send_recv, .timeout = 60)
+{
+	reassembled_hold(MSGA_SUB_NO_RING);
+}
