@@ -150,10 +150,12 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 	int done = 0, n, i;
 
 	if (c->ring && c->sub && c->state == MSGA__C_READY) {
-		/* Data is in memory; the CQ only has our sends' completions
-		 * (and errors), so look at it when idle or every 16th call. */
+		/* Data is in memory; the CQ only has our own sends'
+		 * completions (a failure also comes as a CM event), so look
+		 * at it every 16th call, or when the send queue fills. */
 		done = msga__ring_poll(c, budget);
-		if (done && ++c->ring_polls % 16)
+		if (++c->ring_polls % 16 &&
+		    c->tx_seq - c->tx_done < c->sq_depth / 2)
 			return done;
 	}
 	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
