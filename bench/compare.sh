@@ -165,6 +165,16 @@ pubsub_row() { # dev addr
 			us "perftest $t RC"
 		record "$dev" "pubsub/$t" msgaccel "$v" us "msga_feed --pingpong"
 	done
+	# The same over SEND/RECV (MSGA_SUB_NO_RING, what event mode uses),
+	# beside ib_send_lat, so the ring's gain is visible in the same run.
+	port=$((port + 1))
+	measure msgaccel min us "$dev" "pubsub_lat RC send/recv" pubsub_once \
+		"$2" --no-ring
+	v=$(recorded "$dev" "pubsub_lat RC send/recv" msgaccel)
+	record "$dev" "pubsub-sendrecv/send_lat" perftest \
+		"$(recorded "$dev" "send_lat RC" perftest)" us "perftest send_lat RC"
+	record "$dev" "pubsub-sendrecv/send_lat" msgaccel "$v" us \
+		"msga_feed --pingpong --no-ring"
 }
 
 # ---- multicast latency row (RoCE only: iWARP has no multicast) -----------
