@@ -51,6 +51,7 @@ struct msga_ctx {
 	int reap;                         /* dead connections wait to be freed */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
+	uint32_t polls;                   /* msga_ctx_poll() calls */
 	/* multicast (mcast.h) */
 	struct msga__list udeps;          /* every UD endpoint, for polling */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */

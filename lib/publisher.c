@@ -252,12 +252,16 @@ static char *bat_cur(struct msga__conn *c)
 
 static int bat_flush(struct msga__conn *c)
 {
-	struct msga__wire_hdr h = { .type = MSGA__W_BATCH, .len = c->bat_len };
-	int inl = MSGA__WIRE_HDR_LEN + c->bat_len <= c->ctx->max_inline;
-	char *buf = bat_cur(c);
+	struct msga__wire_hdr h = { .type = MSGA__W_BATCH };
+	int inl;
+	char *buf;
 
+	/* Called on every poll: test before building anything. */
 	if (!c->bat_open)
 		return 0;
+	h.len = c->bat_len;
+	inl = MSGA__WIRE_HDR_LEN + c->bat_len <= c->ctx->max_inline;
+	buf = bat_cur(c);
 	c->bat_open = 0;
 	if (!inl)
 		c->bat_head++;

@@ -69,7 +69,8 @@ int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed)
 void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
 			    uint32_t size)
 {
-	*r = (struct msga__ring_reader){ .buf = buf, .size = size };
+	*r = (struct msga__ring_reader){ .buf = buf, .size = size,
+					 .stamp = msga__ring_stamp(0) };
 }
 
 /* The writer's NIC stores these words; read each exactly once, in order. */
@@ -83,7 +84,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec, uint32_t *plen)
 {
 	for (;;) {
 		uint32_t off = (uint32_t)(r->rd % r->size);
-		uint64_t stamp = msga__ring_stamp(r->nrec);
+		uint64_t stamp = r->stamp;
 		uint64_t w0 = load_word(r->buf + off);
 		uint32_t len = (uint32_t)w0, size;
 
@@ -93,7 +94,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec, uint32_t *plen)
 			if ((len & ~MSGA__RING_PAD_BIT) != r->size - off)
 				return -EPROTO;
 			r->rd += r->size - off;
-			r->nrec++;
+			r->stamp = msga__ring_stamp(++r->nrec);
 			continue;
 		}
 		if (len > MSGA_FRAG_MAX)
@@ -112,7 +113,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec, uint32_t *plen)
 void msga__ring_consume(struct msga__ring_reader *r, uint32_t plen)
 {
 	r->rd += msga__ring_rec_size(plen);
-	r->nrec++;
+	r->stamp = msga__ring_stamp(++r->nrec);
 }
 
 void msga__ring_free(struct msga__ring_reader *r,

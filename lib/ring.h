@@ -104,6 +104,7 @@ struct msga__ring_reader {
 	uint32_t size;
 	uint64_t rd;        /* next record starts here (monotonic) */
 	uint64_t nrec;      /* its index, for the stamp */
+	uint64_t stamp;     /* msga__ring_stamp(nrec), kept: peek is hot */
 	uint64_t freed;     /* everything before this may be overwritten */
 	uint64_t reported;  /* freed, as last told to the writer */
 };
