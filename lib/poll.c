@@ -14,6 +14,7 @@
 
 #include "mcast.h"
 #include "pubsub.h"
+#include "srq.h"
 
 #define POLL_BATCH 32
 #define CM_PDATA_MAX 256
@@ -89,11 +90,31 @@ static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
 	}
 }
 
-static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
-		   uint64_t now_ns)
+/*
+ * The receive buffer of a completion: the connection's own, or one the
+ * SRQ lends it until it is re-posted (a held message must know it).
+ */
+static struct msga__rxslot *conn_rx_slot(struct msga__conn *c,
+					 const struct ibv_wc *wc,
+					 const char **buf)
 {
-	struct msga__rxslot *slot = &c->rx_slots[wc->wr_id];
-	const char *buf = c->rx_buf + (size_t)slot->idx * c->rx_slot;
+	struct msga__rxslot *slot;
+
+	if (!c->srq) {
+		slot = &c->rx_slots[wc->wr_id];
+		*buf = c->rx_buf + (size_t)slot->idx * c->rx_slot;
+		return slot;
+	}
+	slot = msga__srq_slot(c->srq, wc->wr_id);
+	slot->conn = c;
+	*buf = msga__srq_buf(c->srq, slot->idx);
+	return slot;
+}
+
+static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
+		       const char *buf, const struct ibv_wc *wc,
+		       uint64_t now_ns)
+{
 	struct msga__wire_hdr h;
 	int ret = msga__wire_hdr_get(buf, wc->byte_len, &h);
 
@@ -114,7 +135,24 @@ static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
 		ret = msga__sub_on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
 					wc->byte_len - MSGA__WIRE_HDR_LEN,
 					now_ns);
-	if (ret || slot->held || c->state == MSGA__C_DEAD)
+	return ret;
+}
+
+static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
+		   uint64_t now_ns)
+{
+	const char *buf;
+	struct msga__rxslot *slot = conn_rx_slot(c, wc, &buf);
+	int ret = conn_rx_msg(c, slot, buf, wc, now_ns), posted;
+
+	if (slot->held)
+		return ret;
+	if (c->srq) {
+		/* Shared: it goes back even when this connection dies. */
+		posted = msga__srq_repost(c, slot->idx);
+		return ret ? ret : posted;
+	}
+	if (ret || c->state == MSGA__C_DEAD)
 		return ret;
 	ret = msga__conn_post_recv(c, slot->idx);
 	if (!ret)
@@ -127,6 +165,11 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 {
 	int ret;
 
+	/* An SRQ receive that a dead or failing connection took goes back
+	 * unread: the SRQ outlives the connection. */
+	if (c->srq && msga__srq_wr(wc->wr_id) &&
+	    (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS))
+		msga__srq_repost(c, msga__srq_slot(c->srq, wc->wr_id)->idx);
 	if (c->state == MSGA__C_DEAD)
 		return 0; /* flushed work of a dead connection */
 	if (wc->status != IBV_WC_SUCCESS) {

@@ -71,6 +71,7 @@ enum msga__conn_state {
 
 struct msga__conn;
 struct msga__udep;
+struct msga__srq;
 
 /* One receive buffer; a held message keeps it from being re-posted. */
 struct msga__rxslot {
@@ -114,6 +115,7 @@ struct msga__conn {
 	char *rx_buf;
 	struct ibv_mr *rx_mr;
 	struct msga__rxslot *rx_slots;
+	struct msga__srq *srq;         /* receives from here instead (srq.h) */
 	uint32_t holds;
 	struct msga__rxslot *cur;      /* slot being delivered, for hold */
 
@@ -221,6 +223,8 @@ struct msga_sub {
 	void *user;
 	struct msga__list conns;
 	uint32_t next_id;
+	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
+	int no_srq;                    /* the device has none */
 
 	/* multicast memberships (mcast_sub.c) */
 	uint32_t flags;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pubsub.h"
+#include "srq.h"
 
 struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 				  const struct msga__conn_geom *g)
@@ -33,17 +34,21 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 
 static int conn_alloc_bufs(struct msga__conn *c)
 {
-	c->rx_slots = calloc(c->rx_depth, sizeof(*c->rx_slots));
 	c->tx_tag = calloc(c->sq_depth, sizeof(*c->tx_tag));
-	if (!c->rx_slots || !c->tx_tag)
+	if (!c->tx_tag)
+		return -ENOMEM;
+	c->ctl_buf = msga__reg_buf(c->ctx, (size_t)c->sq_depth * MSGA__CTL_SLOT,
+			     &c->ctl_mr);
+	if (!c->ctl_buf)
+		return msga__neg_errno(ENOMEM);
+	if (c->srq)
+		return 0; /* receives come from the subscriber's SRQ */
+	c->rx_slots = calloc(c->rx_depth, sizeof(*c->rx_slots));
+	if (!c->rx_slots)
 		return -ENOMEM;
 	c->rx_buf = msga__reg_buf(c->ctx, (size_t)c->rx_depth * c->rx_slot,
 				       &c->rx_mr);
 	if (!c->rx_buf)
-		return msga__neg_errno(ENOMEM);
-	c->ctl_buf = msga__reg_buf(c->ctx, (size_t)c->sq_depth * MSGA__CTL_SLOT,
-			     &c->ctl_mr);
-	if (!c->ctl_buf)
 		return msga__neg_errno(ENOMEM);
 	for (uint32_t i = 0; i < c->rx_depth; i++)
 		c->rx_slots[i] = (struct msga__rxslot){ .conn = c, .idx = i };
@@ -66,7 +71,12 @@ static int conn_create_qp(struct msga__conn *c)
 	if (!c->cq)
 		return msga__neg_errno(ENOMEM);
 	qia.send_cq = c->cq;
-	qia.recv_cq = c->cq;
+	qia.recv_cq = c->cq; /* also of SRQ receives this QP takes */
+	if (c->srq) {
+		qia.srq = c->srq->srq;
+		qia.cap.max_recv_wr = 0;
+		qia.cap.max_recv_sge = 0;
+	}
 	if (rdma_create_qp(c->cm, c->ctx->pd, &qia))
 		return msga__neg_errno(ENOMEM);
 	c->qp = c->cm->qp;
@@ -80,10 +90,17 @@ int msga__conn_setup(struct msga__conn *c)
 
 	if (c->cm->verbs != c->ctx->verbs)
 		return -ENODEV;
+	/* A subscriber's SEND/RECV data: its SRQ, posted already, if it
+	 * has room for one more connection. */
+	if (c->sub && !c->ring) {
+		ret = msga__srq_attach(c);
+		if (ret < 0)
+			return ret;
+	}
 	ret = conn_alloc_bufs(c);
 	if (!ret)
 		ret = conn_create_qp(c);
-	for (uint32_t i = 0; !ret && i < c->rx_depth; i++)
+	for (uint32_t i = 0; !ret && !c->srq && i < c->rx_depth; i++)
 		ret = msga__conn_post_recv(c, i);
 	return ret;
 }
@@ -309,11 +326,13 @@ static void conn_release_tags(struct msga__conn *c)
 
 void msga__conn_free(struct msga__conn *c)
 {
+	msga__srq_conn_drain(c);
 	if (c->qp)
 		rdma_destroy_qp(c->cm);
 	/* The QP is gone, so the device no longer reads what sends named. */
 	if (c->tx_tag)
 		conn_release_tags(c);
+	msga__srq_detach(c);
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	if (c->rx_mr)

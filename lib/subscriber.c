@@ -11,6 +11,7 @@
 
 #include "mcast.h"
 #include "pubsub.h"
+#include "srq.h"
 #include "topic.h"
 
 #define SUB_ATTR_MIN_SIZE \
@@ -65,6 +66,8 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 		msga__conn_kill(own_conn(pos), 0, 0);
 		msga__conn_free(own_conn(pos));
 	}
+	/* after every QP attached to it is gone */
+	msga__srq_destroy(sub->srq);
 	msga__msub_fini(sub);
 	msga__list_del(&sub->ctx_node);
 	free(sub);
@@ -425,6 +428,10 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
 	c->holds--;
 	slot->held--;
+	/* An SRQ buffer goes back even if its connection died meanwhile. */
+	if (c->srq && !slot->held && msga__srq_repost(c, slot->idx) &&
+	    c->state != MSGA__C_DEAD)
+		msga__conn_kill(c, -ECONNRESET, 1);
 	if (c->state == MSGA__C_DEAD) {
 		if (!c->holds)
 			c->ctx->reap = 1;
@@ -434,7 +441,7 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 		msga__ring_released(c);
 		return;
 	}
-	if (slot->held)
+	if (slot->held || c->srq)
 		return;
 	if (!msga__conn_post_recv(c, slot->idx))
 		msga__credit_on_repost(&c->cr);
