@@ -195,9 +195,10 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 	if (c->ring && c->sub && c->state == MSGA__C_READY) {
 		/* Data is in memory; the CQ only has our own sends'
 		 * completions (a failure also comes as a CM event), so look
-		 * at it every 16th call, or when the send queue fills. */
+		 * at it every 16th msga_ctx_poll(), or when the send queue
+		 * fills. */
 		done = msga__ring_poll(c, budget);
-		if (++c->ring_polls % 16 &&
+		if (c->ctx->polls % 16 &&
 		    c->tx_seq - c->tx_done < c->sq_depth / 2)
 			return done;
 	}

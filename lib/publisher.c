@@ -239,11 +239,6 @@ static int bat_fits(const struct msga__conn *c, size_t len)
 	return c->bat_open && c->bat_len + rec_size(len) <= MSGA_FRAG_MAX;
 }
 
-static int conn_can_data(const struct msga__conn *c)
-{
-	return msga__conn_can_data(c);
-}
-
 static char *bat_cur(struct msga__conn *c)
 {
 	return c->bat_buf +
@@ -288,7 +283,7 @@ static int bat_should_open(const struct msga__conn *c, size_t len)
 	return !c->ring && len <= MSGA__BATCH_REC_MAX &&
 	       msga__credit_avail(&c->cr) < c->cr.peer_depth / 2 &&
 	       c->bat_head - c->bat_tail < MSGA__BATCH_BUFS &&
-	       conn_can_data(c);
+	       msga__conn_can_data(c);
 }
 
 /* Tell c the names of the topics it matches, in id order, before data. */
@@ -303,7 +298,7 @@ static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
 		int ret;
 
 		if (msga__topic_match(c->pattern, name)) {
-			if (!conn_can_data(c))
+			if (!msga__conn_can_data(c))
 				return -EAGAIN;
 			h.len = (uint32_t)strlen(name);
 			memcpy(msga__conn_ctl_payload(c), name, h.len);
@@ -432,7 +427,7 @@ static int fanout_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 			continue;
 		if (len <= MSGA_FRAG_MAX && bat_fits(c, len))
 			continue;
-		if (!conn_can_data(c))
+		if (!msga__conn_can_data(c))
 			return -EAGAIN;
 	}
 	return 0;
@@ -541,7 +536,7 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			sent++;
 			continue;
 		}
-		if (!conn_can_data(c))
+		if (!msga__conn_can_data(c))
 			continue;
 		if (msga__conn_send(c, &h, 0, claim->data, (uint32_t)claim->len,
 				    pub->tx_mr->lkey, (int32_t)slot, 0))
@@ -567,7 +562,7 @@ static void big_pump(struct msga_pub *pub)
 		if (c->big_active)
 			bat_flush(c);
 		while (c->big_active && c->big_off < pub->big_len &&
-		       conn_can_data(c)) {
+		       msga__conn_can_data(c)) {
 			uint32_t off = c->big_off, left = pub->big_len - off;
 			uint32_t n = left < MSGA_FRAG_MAX ? left :
 							    MSGA_FRAG_MAX;

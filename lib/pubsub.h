@@ -156,7 +156,6 @@ struct msga__conn {
 	char *ring_buf;
 	struct ibv_mr *ring_mr;
 	struct msga__rxslot ring_slot; /* what held ring messages point at */
-	uint32_t ring_polls;
 };
 
 struct msga__topic {

@@ -95,8 +95,7 @@ static void ring_report(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
-	if (msga__ring_need_report(&c->rr) && msga__credit_can_ctl(&c->cr) &&
-	    msga__conn_sq_room(c))
+	if (msga__ring_need_report(&c->rr) && msga__conn_can_ctl(c))
 		msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 0);
 }
 
