@@ -37,12 +37,16 @@
 #define MSGA__PUB_SIG_EVERY 32u
 #define MSGA__CTL_SLOT 256u      /* header (+ name) per send queue slot */
 /*
- * A ring record's pieces in its send slot (rc_ring.c): word0 and header at
- * 0, a control payload after them, then zero padding and the trailer, and
- * a PAD's word0 when the record wraps.
+ * A ring record's pieces in its send slot (rc_ring.c): the head at 0, a
+ * control payload after it, then zero padding (under 16 bytes, and never
+ * written) and the trailer, and a PAD (16 bytes) when the record wraps.
  */
 #define MSGA__CTL_RING_TRAILER 216u
 #define MSGA__CTL_RING_PAD 224u
+_Static_assert(MSGA__RING_HEAD + MSGA_TOPIC_MAX + 16 <=
+	       MSGA__CTL_RING_TRAILER &&
+	       MSGA__CTL_RING_PAD + MSGA__RING_PAD_LEN <= MSGA__CTL_SLOT,
+	       "a ring record's pieces fit their send slot");
 /* The subscriber's RDMA WRITE ring, and its receives (control only). */
 #define MSGA__SUB_RING_SIZE (256u * 1024u)
 #define MSGA__SUB_RING_RX_DEPTH 4u

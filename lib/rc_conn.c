@@ -126,7 +126,7 @@ int msga__conn_sq_room(const struct msga__conn *c)
 char *msga__conn_ctl_payload(struct msga__conn *c)
 {
 	return c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT +
-	       MSGA__WIRE_HDR_LEN + (c->ring && c->pub ? MSGA__RING_WORD0 : 0);
+	       (c->ring && c->pub ? MSGA__RING_HEAD : MSGA__WIRE_HDR_LEN);
 }
 
 /*

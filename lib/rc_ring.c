@@ -36,30 +36,33 @@ int msga__ring_rx_setup(struct msga__conn *c)
 }
 
 /*
- * One record as one WRITE: word0 and header (and a control payload) from
- * this send slot, the payload from ext, then zeros and the trailer from
- * the slot again. A record that would cross the ring's end is preceded by
- * a PAD, an 8-byte WRITE chained in front of it (one doorbell for both).
+ * One record as one WRITE: the head (and a control payload) from this send
+ * slot, the payload from ext, then zeros and the trailer from the slot
+ * again. A record that would cross the ring's end is preceded by a PAD, a
+ * 16-byte WRITE chained in front of it (one doorbell for both). Only a
+ * CREDIT record carries the credit for our receives.
  */
 int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal)
 {
-	uint32_t plen = ctl_len + ext_len, lkey = c->ctl_mr->lkey, pad;
+	uint32_t plen = ctl_len + ext_len, lkey = c->ctl_mr->lkey, head, pad;
 	char *hb = c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT;
+	int frag = h->type == MSGA__W_DATA &&
+		   h->flags != (MSGA__WF_FIRST | MSGA__WF_LAST);
 	struct msga__ring_place p;
 	struct ibv_sge pad_sge, sge[3];
 	struct ibv_send_wr wr[2];
 	int n = 0;
 
-	msga__ring_place(&c->rw, plen, &p);
-	pad = p.rec - MSGA__RING_OVERHEAD - plen;
-	h->credit = msga__credit_on_send(&c->cr);
-	msga__put64((uint8_t *)hb, msga__ring_word0(plen, p.stamp));
-	msga__wire_hdr_put(hb + MSGA__RING_WORD0, h);
+	msga__ring_place(&c->rw, plen, frag, &p);
+	head = MSGA__RING_HEAD + (frag ? MSGA__RING_EXT : 0);
+	pad = p.rec - head - plen - MSGA__RING_TRAILER;
+	if (h->type == MSGA__W_CREDIT)
+		h->credit = msga__credit_on_send(&c->cr);
+	msga__ring_head_put(hb, plen, frag, h);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_TRAILER, p.stamp);
-	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, MSGA__RING_WORD0 +
-				     MSGA__WIRE_HDR_LEN + ctl_len, lkey };
+	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, head + ctl_len, lkey };
 	if (ext_len)
 		sge[n++] = (struct ibv_sge){ (uintptr_t)ext, ext_len, ext_lkey };
 	sge[n++] = (struct ibv_sge){ (uintptr_t)hb + MSGA__CTL_RING_TRAILER -
@@ -72,10 +75,10 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	if (!p.pad_len)
 		return msga__conn_post(c, &wr[1], 1, p.rec, tag, force_signal);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD,
-		    msga__ring_word0(MSGA__RING_PAD_BIT | p.pad_len,
-				     p.pad_stamp));
+		    MSGA__RING_PAD_BIT | p.pad_len);
+	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD + 8, p.pad_stamp);
 	pad_sge = (struct ibv_sge){ (uintptr_t)hb + MSGA__CTL_RING_PAD,
-				    MSGA__RING_WORD0, lkey };
+				    MSGA__RING_PAD_LEN, lkey };
 	wr[0] = (struct ibv_send_wr){
 		.sg_list = &pad_sge, .num_sge = 1, .next = &wr[1],
 		.opcode = IBV_WR_RDMA_WRITE,
@@ -85,12 +88,11 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	return msga__conn_post(c, wr, 2, p.rec, tag, force_signal);
 }
 
-/* A held message's header flags mark it (subscriber.c, held_mark()). */
+/* A held message is marked in its record's flags byte (subscriber.c). */
 static int rec_held(const char *rec)
 {
-	return rec[MSGA__RING_WORD0 + 1] & MSGA__WF_HELD;
+	return rec[MSGA__RING_FLAGS_OFF] & MSGA__WF_HELD;
 }
-
 static void ring_report(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
@@ -106,28 +108,28 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 
 	while (done < budget && c->state != MSGA__C_DEAD) {
 		struct msga__wire_hdr h;
-		uint32_t plen;
+		const char *payload;
+		uint32_t rec_len, plen;
 		char *rec;
-		int ret = msga__ring_peek(&c->rr, &rec, &plen);
+		int ret = msga__ring_peek(&c->rr, &rec, &rec_len);
 
 		if (!ret)
 			break;
 		if (ret > 0)
-			ret = msga__wire_hdr_get(rec + MSGA__RING_WORD0,
-						 MSGA__WIRE_HDR_LEN + plen, &h);
+			ret = msga__ring_head_get(rec, rec_len, &h, &payload,
+						  &plen);
 		if (!ret && !now)
 			now = msga__now_ns();
-		if (!ret) {
+		if (!ret && h.type == MSGA__W_CREDIT)
 			msga__credit_on_recv(&c->cr, h.credit);
-			ret = msga__sub_on_recv(c, &c->ring_slot, &h,
-						rec + MSGA__RING_WORD0 +
-						MSGA__WIRE_HDR_LEN, plen, now);
-		}
+		if (!ret)
+			ret = msga__sub_on_recv(c, &c->ring_slot, &h, payload,
+						plen, now);
 		if (ret) {
 			msga__conn_kill(c, ret, 1);
 			break;
 		}
-		msga__ring_consume(&c->rr, plen);
+		msga__ring_consume(&c->rr, rec_len);
 		if (c->ring_slot.held)
 			msga__ring_free(&c->rr, rec_held);
 		else

@@ -350,6 +350,11 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
  */
 static uint8_t *held_mark(const struct msga_msg *msg)
 {
+	const struct msga__rxslot *slot = msg->priv_;
+
+	if (slot->idx == MSGA__SLOT_RING) /* a whole message: no extension */
+		return (uint8_t *)msg->data - MSGA__RING_HEAD +
+		       MSGA__RING_FLAGS_OFF;
 	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
 }
 

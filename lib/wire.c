@@ -41,11 +41,9 @@ static int data_ok(const struct msga__wire_hdr *h, size_t payload)
 int msga__wire_hdr_get(const void *buf, size_t n, struct msga__wire_hdr *h)
 {
 	const uint8_t *p = buf;
-	size_t payload;
 
 	if (n < MSGA__WIRE_HDR_LEN)
 		return -EPROTO;
-	payload = n - MSGA__WIRE_HDR_LEN;
 	h->type = p[0];
 	h->flags = p[1];
 	h->topic = msga__get16(p + 2);
@@ -53,6 +51,11 @@ int msga__wire_hdr_get(const void *buf, size_t n, struct msga__wire_hdr *h)
 	h->seq = msga__get64(p + 8);
 	h->len = msga__get32(p + 16);
 	h->off = msga__get32(p + 20);
+	return msga__wire_hdr_check(h, n - MSGA__WIRE_HDR_LEN);
+}
+
+int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
+{
 	switch (h->type) {
 	case MSGA__W_DATA:
 		return data_ok(h, payload) ? 0 : -EPROTO;

@@ -75,6 +75,8 @@ struct msga__wire_hello {
 void msga__wire_hdr_put(void *buf, const struct msga__wire_hdr *h);
 /* Decode and check a received SEND of n bytes; 0 or -EPROTO. */
 int msga__wire_hdr_get(const void *buf, size_t n, struct msga__wire_hdr *h);
+/* Whether h (payload bytes after it) is a header a peer may send. */
+int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload);
 /*
  * Next record of a BATCH payload buf[0, n) at *off: 1 and *h filled, *off
  * advanced; 0 at the end; -EPROTO if malformed.
