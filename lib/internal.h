@@ -50,6 +50,7 @@ struct msga_ctx {
 	int evmode;                       /* CQs are armed for events */
 	int reap;                         /* dead connections wait to be freed */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
+	uint64_t cm_busy_until;           /* look often until then (poll.c) */
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
 	uint32_t polls;                   /* msga_ctx_poll() calls */
 	/* multicast (mcast.h) */

@@ -289,10 +289,13 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns);
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
-void msga__rs_held_free_all(struct msga__conn *c);
+/* Free every reassembly buffer: held, idle and the current one. */
+void msga__rs_free_all(struct msga__conn *c);
 
 /* poll.c */
 int msga__ctx_cm_channel(struct msga_ctx *ctx);
+/* We started a connection manager exchange: look for its events often. */
+void msga__ctx_cm_soon(struct msga_ctx *ctx);
 void msga__ctx_pubsub_close(struct msga_ctx *ctx);
 int msga__parse_uri(const char *uri, struct sockaddr_storage *ss);
 int msga__parse_uri_as(const char *uri, const char *scheme,

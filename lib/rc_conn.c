@@ -351,7 +351,7 @@ void msga__conn_free(struct msga__conn *c)
 	free(c->ctl_buf);
 	free(c->bat_buf);
 	free(c->ring_buf);
-	msga__rs_held_free_all(c);
+	msga__rs_free_all(c);
 	free(c->rx_slots);
 	free(c->tx_tag);
 	free(c->names);

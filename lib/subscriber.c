@@ -111,6 +111,7 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 		ret = msga__neg_errno(ENOMEM);
 		goto fail;
 	}
+	msga__ctx_cm_soon(sub->ctx);
 	if (rdma_resolve_addr(c->cm, NULL, (struct sockaddr *)&ss, 2000)) {
 		/* No route, no such network: one documented code for all. */
 		ret = msga__neg_errno(EHOSTUNREACH);
@@ -278,7 +279,7 @@ static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 	return 0;
 }
 
-void msga__rs_held_free_all(struct msga__conn *c)
+void msga__rs_free_all(struct msga__conn *c)
 {
 	struct msga__list *pos, *tmp;
 

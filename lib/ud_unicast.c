@@ -259,6 +259,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
 		 uri + strlen("ud://"));
 	msga__list_add_tail(&sub->mships, &ep->own_node);
+	msga__ctx_cm_soon(ctx);
 	if (rdma_resolve_addr(ep->cm, NULL, (struct sockaddr *)&dst, 2000)) {
 		ret = msga__neg_errno(EHOSTUNREACH);
 		msga__ctx_fail(ctx, ret, "msga_sub_connect(%s): "

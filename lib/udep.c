@@ -154,6 +154,7 @@ static int join(struct msga__mgroup *g, int sendonly)
 
 	g->sendonly = sendonly;
 	g->state = MSGA__G_JOINING;
+	msga__ctx_cm_soon(g->ep->ctx);
 	if (rdma_join_multicast_ex(g->ep->cm, &attr, tag))
 		return msga__neg_errno(EINVAL);
 	g->joined = 1;
