@@ -206,12 +206,12 @@ struct child {
 };
 
 struct srec {
+	struct dp_rec ev;       /* first: dp_on_event() sees user as one */
 	int pub[MAXC];          /* global publisher index, -1: none */
 	int strict[MAXC];       /* stream starts at seq 1 */
 	uint64_t next[MAXC], got[MAXC];
 	uint64_t total, bad;
 	char first_bad[256];
-	int connected, disconnected, failed;
 	/* holding */
 	int hold_conn, hold_max, nheld;
 	struct msga_msg held[32];
@@ -253,23 +253,11 @@ static void on_msg(const struct msga_msg *m, void *user)
 	}
 }
 
-static void on_event(const struct msga_event *ev, void *user)
-{
-	struct srec *r = user;
-
-	if (ev->type == MSGA_EVENT_CONNECTED)
-		r->connected++;
-	else if (ev->type == MSGA_EVENT_DISCONNECTED)
-		r->disconnected++;
-	else if (ev->type == MSGA_EVENT_CONNECT_FAILED)
-		r->failed++;
-}
-
 static struct msga_sub *srq_sub(struct msga_ctx *ctx)
 {
 	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "srq",
 				   .flags = MSGA_SUB_NO_RING,
-				   .on_msg = on_msg, .on_event = on_event,
+				   .on_msg = on_msg, .on_event = dp_on_event,
 				   .user = &rec };
 	struct msga_sub *sub = NULL;
 
@@ -294,7 +282,7 @@ static const char *child_status(struct child *ch, int wait)
 		snprintf(buf, sizeof(buf), "%s: child exited, status %d; "
 			 "subscriber saw %d disconnects, %d failures", phase,
 			 WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st),
-			 rec.disconnected, rec.failed);
+			 rec.ev.disconnected, rec.ev.failed);
 	else
 		snprintf(buf, sizeof(buf), "%s: child alive", phase);
 	return buf;
@@ -400,9 +388,9 @@ static int conn_to(struct msga_sub *sub, struct child *ch, int k,
 
 static void wait_connected(struct msga_ctx *ctx, int n)
 {
-	cr_assert(dp_poll_until(&ctx, 1, &rec.connected, n, 20000),
-		  "%d of %d connected (failed %d): %s", rec.connected, n,
-		  rec.failed, msga_ctx_last_error(ctx));
+	cr_assert(dp_poll_until(&ctx, 1, &rec.ev.connected, n, 20000),
+		  "%d of %d connected (failed %d): %s", rec.ev.connected, n,
+		  rec.ev.failed, msga_ctx_last_error(ctx));
 }
 
 /* Poll until every connection in ids got at least delta more messages. */
@@ -422,7 +410,7 @@ static void more_traffic(struct msga_ctx *ctx, const int *ids, int n,
 				     (unsigned long long)rec.got[ids[i]],
 				     (unsigned long long)want[i],
 				     (unsigned long long)rec.bad,
-				     rec.disconnected);
+				     rec.ev.disconnected);
 			cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
 		}
 }
@@ -459,7 +447,7 @@ static void drain_all(struct msga_ctx *ctx, struct child *chs, int nch,
 				     (unsigned long long)rec.got[c],
 				     (unsigned long long)count[p],
 				     (unsigned long long)rec.bad,
-				     rec.first_bad, rec.disconnected);
+				     rec.first_bad, rec.ev.disconnected);
 			cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
 		}
 		cr_expect_eq(rec.got[c], count[p], "conn %d: %llu, sent %llu",
@@ -467,7 +455,7 @@ static void drain_all(struct msga_ctx *ctx, struct child *chs, int nch,
 			     (unsigned long long)count[p]);
 	}
 	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
-	cr_expect_eq(rec.disconnected, 0, "a connection died (RNR?)");
+	cr_expect_eq(rec.ev.disconnected, 0, "a connection died (RNR?)");
 }
 
 /*
