@@ -155,7 +155,13 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 			if (left < MSGA__RING_PAD_LEN ||
 			    load_word(r->buf + off + 8) != stamp)
 				return 0;
-			if ((word & ~MSGA__RING_PAD_BIT) != left)
+			/*
+			 * The stamp is there, so the PAD's first word is too;
+			 * but the word read above may be a stale lap's bytes
+			 * that the PAD overwrote since: read it again.
+			 */
+			word = (uint32_t)load_word(r->buf + off);
+			if (word != (MSGA__RING_PAD_BIT | left))
 				return -EPROTO;
 			r->rd += left;
 			r->stamp = msga__ring_stamp(++r->nrec);

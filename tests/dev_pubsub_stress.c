@@ -50,8 +50,12 @@ Test(pubsub_stress, million_messages_in_order, .timeout = 600)
 		dp_send(pub, t, n / 2 + 1, MSG, &ctx, 1);
 	}
 	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, n, 60000),
-		  "got %llu of %llu", (unsigned long long)rec.total,
-		  (unsigned long long)n);
+		  "got %llu of %llu; subscriber disconnected %d (status %d), "
+		  "publisher disconnected %d (status %d); bad %llu %s; %s",
+		  (unsigned long long)rec.total, (unsigned long long)n,
+		  rec.disconnected, rec.last_status, ev.disconnected,
+		  ev.last_status, (unsigned long long)rec.bad, rec.first_bad,
+		  msga_ctx_last_error(ctx));
 	ms = dp_now_ms() - start;
 	for (int i = 0; i < 100; i++)
 		msga_ctx_poll(ctx, 64);
