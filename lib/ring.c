@@ -43,6 +43,13 @@ static uint32_t rec_at(uint32_t size, uint32_t off, uint32_t rec)
 						       rec;
 }
 
+/* A record's bytes, before the 8-byte rule, from its head's first word. */
+static uint32_t rec_size_of(uint32_t word)
+{
+	return msga__ring_rec_size(word & MSGA__RING_LEN_MASK,
+				   !!(word & MSGA__RING_EXT_BIT));
+}
+
 void msga__ring_place(struct msga__ring_writer *w, uint32_t plen, int ext,
 		      struct msga__ring_place *p)
 {
@@ -170,7 +177,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		len = word & MSGA__RING_LEN_MASK;
 		if (len > MSGA_FRAG_MAX)
 			return 0;
-		size = msga__ring_rec_size(len, !!(word & MSGA__RING_EXT_BIT));
+		size = rec_size_of(word);
 		if (size > left)
 			return 0;
 		size = rec_at(r->size, off, size);
@@ -203,9 +210,7 @@ void msga__ring_free(struct msga__ring_reader *r,
 		}
 		if (is_held && is_held(rec))
 			return;
-		r->freed += rec_at(r->size, off, msga__ring_rec_size(
-				word & MSGA__RING_LEN_MASK,
-				!!(word & MSGA__RING_EXT_BIT)));
+		r->freed += rec_at(r->size, off, rec_size_of(word));
 	}
 }
 
