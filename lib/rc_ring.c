@@ -48,19 +48,18 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 {
 	uint32_t plen = ctl_len + ext_len, lkey = c->ctl_mr->lkey, head, pad;
 	char *hb = c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT;
-	int frag = h->type == MSGA__W_DATA &&
-		   h->flags != (MSGA__WF_FIRST | MSGA__WF_LAST);
 	struct msga__ring_place p;
 	struct ibv_sge pad_sge, sge[3];
 	struct ibv_send_wr wr[2];
 	int n = 0;
 
-	msga__ring_place(&c->rw, plen, frag, &p);
-	head = MSGA__RING_HEAD + (frag ? MSGA__RING_EXT : 0);
-	pad = p.rec - head - plen - MSGA__RING_TRAILER;
 	if (h->type == MSGA__W_CREDIT)
 		h->credit = msga__credit_on_send(&c->cr);
-	msga__ring_head_put(hb, plen, frag, h);
+	/* (a control payload, a TOPIC's name, sits after a long head) */
+	head = msga__ring_head_len(&c->rw, h, plen);
+	msga__ring_place(&c->rw, head, plen, &p);
+	pad = p.rec - head - plen - MSGA__RING_TRAILER;
+	msga__ring_head_put(hb, head, plen, h);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_TRAILER, p.stamp);
 	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, head + ctl_len, lkey };
 	if (ext_len)
@@ -88,11 +87,6 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	return msga__conn_post(c, wr, 2, p.rec, tag, force_signal);
 }
 
-/* A held message is marked in its record's flags byte (subscriber.c). */
-static int rec_held(const char *rec)
-{
-	return rec[MSGA__RING_FLAGS_OFF] & MSGA__WF_HELD;
-}
 static void ring_report(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
@@ -116,8 +110,8 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 		if (!ret)
 			break;
 		if (ret > 0)
-			ret = msga__ring_head_get(rec, rec_len, &h, &payload,
-						  &plen);
+			ret = msga__ring_head_get(&c->rr, rec, rec_len, &h,
+						  &payload, &plen);
 		if (!ret && !now)
 			now = msga__now_ns();
 		if (!ret && h.type == MSGA__W_CREDIT)
@@ -131,7 +125,7 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 		}
 		msga__ring_consume(&c->rr, rec_len);
 		if (c->ring_slot.held)
-			msga__ring_free(&c->rr, rec_held);
+			msga__ring_free(&c->rr);
 		else
 			c->rr.freed = c->rr.rd;
 		done++;
@@ -143,6 +137,6 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 
 void msga__ring_released(struct msga__conn *c)
 {
-	msga__ring_free(&c->rr, rec_held);
+	msga__ring_free(&c->rr);
 	ring_report(c);
 }

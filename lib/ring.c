@@ -20,7 +20,7 @@ uint64_t msga__ring_stamp(uint64_t n)
 int msga__ring_size_ok(uint32_t size)
 {
 	return size >= MSGA__RING_MIN && size % MSGA__RING_ALIGN == 0 &&
-	       size <= MSGA__RING_LEN_MASK;
+	       size < MSGA__RING_PAD_BIT;
 }
 
 void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
@@ -36,24 +36,64 @@ int msga__ring_can_place(const struct msga__ring_writer *w, uint32_t reserve)
 	       2u * MSGA__RING_REC_MAX + reserve;
 }
 
-/* A record that would leave exactly 8 bytes, too few for a PAD, takes them. */
+/* A record that would leave 4 to 12 bytes, too few for a PAD, takes them. */
 static uint32_t rec_at(uint32_t size, uint32_t off, uint32_t rec)
 {
-	return size - off - rec == MSGA__RING_ALIGN ? rec + MSGA__RING_ALIGN :
-						       rec;
+	uint32_t left = size - off - rec;
+
+	return left && left < MSGA__RING_PAD_LEN ? rec + left : rec;
 }
 
-/* A record's bytes, before the 8-byte rule, from its head's first word. */
+static int is_short(uint32_t word)
+{
+	return (word & (MSGA__RING_PAD_BIT | MSGA__RING_SHORT_BIT)) ==
+	       MSGA__RING_SHORT_BIT;
+}
+
+/* A record's head bytes and payload length, from its first word. */
+static uint32_t head_len_of(uint32_t word, uint32_t *plen)
+{
+	if (is_short(word)) {
+		*plen = word & MSGA__RING_SHORT_LEN_MASK;
+		return MSGA__RING_SHORT_HEAD;
+	}
+	*plen = word & MSGA__RING_LEN_MASK;
+	return MSGA__RING_HEAD +
+	       (word & MSGA__RING_EXT_BIT ? MSGA__RING_EXT : 0);
+}
+
+/* A (non-PAD) record's bytes, before the rule about the ring's end. */
 static uint32_t rec_size_of(uint32_t word)
 {
-	return msga__ring_rec_size(word & MSGA__RING_LEN_MASK,
-				   !!(word & MSGA__RING_EXT_BIT));
+	uint32_t plen, head = head_len_of(word, &plen);
+
+	return msga__ring_rec_size(head, plen);
 }
 
-void msga__ring_place(struct msga__ring_writer *w, uint32_t plen, int ext,
-		      struct msga__ring_place *p)
+uint32_t msga__ring_head_len(struct msga__ring_writer *w,
+			     const struct msga__wire_hdr *h, uint32_t plen)
 {
-	uint32_t rec = msga__ring_rec_size(plen, ext);
+	uint64_t *next;
+
+	if (h->type != MSGA__W_DATA || h->topic >= MSGA_PUB_TOPICS_MAX)
+		return MSGA__RING_HEAD;
+	next = &w->next_seq[h->topic];
+	if (h->flags != (MSGA__WF_FIRST | MSGA__WF_LAST)) {
+		*next = h->seq + 1; /* every fragment carries it */
+		return MSGA__RING_HEAD + MSGA__RING_EXT;
+	}
+	if (h->seq == *next && *next && plen <= MSGA__RING_SHORT_LEN_MASK) {
+		(*next)++;
+		return MSGA__RING_SHORT_HEAD;
+	}
+	*next = h->seq + 1;
+	return MSGA__RING_HEAD;
+}
+
+void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
+		      uint32_t plen, struct msga__ring_place *p)
+{
+	uint32_t rec = msga__ring_rec_size(head_len, plen);
 	uint32_t off = (uint32_t)(w->tail % w->size);
 
 	p->pad_len = 0;
@@ -87,37 +127,60 @@ void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
 					 .stamp = msga__ring_stamp(0) };
 }
 
-void msga__ring_head_put(void *rec, uint32_t plen, int ext,
+void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
 			 const struct msga__wire_hdr *h)
 {
 	uint8_t *p = rec;
 
-	msga__put32(p, plen | (ext ? MSGA__RING_EXT_BIT : 0));
-	p[4] = h->type;
+	if (head_len == MSGA__RING_SHORT_HEAD) {
+		msga__put32(p, MSGA__RING_SHORT_BIT | plen |
+			    (uint32_t)h->topic << MSGA__RING_SHORT_TOPIC_SHIFT);
+		return;
+	}
+	msga__put32(p, plen | (head_len > MSGA__RING_HEAD ?
+			       MSGA__RING_EXT_BIT : 0));
+	msga__put64(p + 4, h->type == MSGA__W_CREDIT ? h->credit : h->seq);
+	msga__put16(p + 12, h->topic);
+	p[14] = h->type;
 	p[MSGA__RING_FLAGS_OFF] = h->flags;
-	msga__put16(p + 6, h->topic);
-	msga__put64(p + 8, h->type == MSGA__W_CREDIT ? h->credit : h->seq);
-	if (ext) {
+	if (head_len > MSGA__RING_HEAD) {
 		msga__put32(p + MSGA__RING_HEAD, h->len);
 		msga__put32(p + MSGA__RING_HEAD + 4, h->off);
 	}
 }
 
-int msga__ring_head_get(const char *rec, uint32_t rec_len,
-			struct msga__wire_hdr *h, const char **payload,
-			uint32_t *plen)
+/* A short record: a whole DATA message, the topic's next seq. */
+static int short_get(struct msga__ring_reader *r, uint32_t word,
+		     struct msga__wire_hdr *h)
 {
-	const uint8_t *p = (const uint8_t *)rec;
-	uint32_t word = msga__get32(p), len = word & MSGA__RING_LEN_MASK;
-	int ext = !!(word & MSGA__RING_EXT_BIT);
-	uint64_t v = msga__get64(p + 8);
+	uint32_t topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
+			 MSGA__RING_SHORT_TOPIC_MASK;
 
-	if (msga__ring_rec_size(len, ext) > rec_len)
+	/* bits 23-29 are zero on the wire (29, HELD, is only ever ours) */
+	if (word & ~(MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
+		     MSGA__RING_SHORT_TOPIC_MASK <<
+			     MSGA__RING_SHORT_TOPIC_SHIFT) ||
+	    !r->next_seq[topic])
 		return -EPROTO;
-	*h = (struct msga__wire_hdr){ .type = p[4],
-				      .flags = p[MSGA__RING_FLAGS_OFF],
-				      .topic = msga__get16(p + 6),
-				      .len = len };
+	*h = (struct msga__wire_hdr){ .type = MSGA__W_DATA,
+				      .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
+				      .topic = (uint16_t)topic,
+				      .seq = r->next_seq[topic]++,
+				      .len = word & MSGA__RING_SHORT_LEN_MASK };
+	return 0;
+}
+
+static int long_get(struct msga__ring_reader *r, const uint8_t *p,
+		    uint32_t word, struct msga__wire_hdr *h)
+{
+	int ext = !!(word & MSGA__RING_EXT_BIT);
+	uint64_t v = msga__get64(p + 4);
+
+	if (word & ~(MSGA__RING_LEN_MASK | MSGA__RING_EXT_BIT))
+		return -EPROTO;
+	*h = (struct msga__wire_hdr){ .type = p[14], .flags = p[MSGA__RING_FLAGS_OFF],
+				      .topic = msga__get16(p + 12),
+				      .len = word & MSGA__RING_LEN_MASK };
 	if (h->type == MSGA__W_CREDIT)
 		h->credit = (uint32_t)v;
 	else
@@ -126,8 +189,6 @@ int msga__ring_head_get(const char *rec, uint32_t rec_len,
 		h->len = msga__get32(p + MSGA__RING_HEAD);
 		h->off = msga__get32(p + MSGA__RING_HEAD + 4);
 	}
-	*payload = rec + MSGA__RING_HEAD + (ext ? MSGA__RING_EXT : 0);
-	*plen = len;
 	/* Only what a publisher writes into a ring; a fragment says so. */
 	if (h->type != MSGA__W_DATA && h->type != MSGA__W_TOPIC &&
 	    h->type != MSGA__W_CREDIT)
@@ -135,14 +196,47 @@ int msga__ring_head_get(const char *rec, uint32_t rec_len,
 	if (ext != (h->type == MSGA__W_DATA &&
 		    h->flags != (MSGA__WF_FIRST | MSGA__WF_LAST)))
 		return -EPROTO;
-	return msga__wire_hdr_check(h, len);
+	if (h->type == MSGA__W_DATA && h->topic < MSGA_PUB_TOPICS_MAX)
+		r->next_seq[h->topic] = h->seq + 1;
+	return 0;
 }
 
-/* The writer's NIC stores these words; read each exactly once, in order. */
-static uint64_t load_word(const char *p)
+int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
+			uint32_t rec_len, struct msga__wire_hdr *h,
+			const char **payload, uint32_t *plen)
 {
-	return le64toh(__atomic_load_n((const uint64_t *)(const void *)p,
+	const uint8_t *p = (const uint8_t *)rec;
+	uint32_t word = msga__get32(p), head = head_len_of(word, plen), size;
+
+	int ret;
+
+	size = msga__ring_rec_size(head, *plen);
+	/* peek sized the record from this word, perhaps read stale then */
+	if (size > rec_len || rec_len - size >= MSGA__RING_PAD_LEN)
+		return -EPROTO;
+	ret = is_short(word) ? short_get(r, word, h) : long_get(r, p, word, h);
+	if (ret)
+		return ret;
+	*payload = rec + head;
+	return msga__wire_hdr_check(h, *plen);
+}
+
+/*
+ * The writer's NIC stores these words; read each exactly once, in order.
+ * Records are 4-byte aligned, so a 64-bit field is read as two halves:
+ * see ring.h for why a trailer read in halves is still safe.
+ */
+static uint32_t load32(const char *p)
+{
+	return le32toh(__atomic_load_n((const uint32_t *)(const void *)p,
 				       __ATOMIC_ACQUIRE));
+}
+
+static uint64_t load64(const char *p)
+{
+	uint64_t lo = load32(p);
+
+	return lo | (uint64_t)load32(p + 4) << 32;
 }
 
 /*
@@ -156,32 +250,30 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 	for (;;) {
 		uint32_t off = (uint32_t)(r->rd % r->size), left = r->size - off;
 		uint64_t stamp = r->stamp;
-		uint32_t word = (uint32_t)load_word(r->buf + off), len, size;
+		uint32_t word = load32(r->buf + off), plen, head, size;
 
 		if (word & MSGA__RING_PAD_BIT) {
 			if (left < MSGA__RING_PAD_LEN ||
-			    load_word(r->buf + off + 8) != stamp)
+			    load64(r->buf + off + 8) != stamp)
 				return 0;
 			/*
 			 * The stamp is there, so the PAD's first word is too;
 			 * but the word read above may be a stale lap's bytes
 			 * that the PAD overwrote since: read it again.
 			 */
-			word = (uint32_t)load_word(r->buf + off);
+			word = load32(r->buf + off);
 			if (word != (MSGA__RING_PAD_BIT | left))
 				return -EPROTO;
 			r->rd += left;
 			r->stamp = msga__ring_stamp(++r->nrec);
 			continue;
 		}
-		len = word & MSGA__RING_LEN_MASK;
-		if (len > MSGA_FRAG_MAX)
-			return 0;
-		size = rec_size_of(word);
-		if (size > left)
+		head = head_len_of(word, &plen);
+		size = msga__ring_rec_size(head, plen);
+		if (plen > MSGA_FRAG_MAX || size > left)
 			return 0;
 		size = rec_at(r->size, off, size);
-		if (load_word(r->buf + off + size - MSGA__RING_TRAILER) != stamp)
+		if (load64(r->buf + off + size - MSGA__RING_TRAILER) != stamp)
 			return 0;
 		*rec = r->buf + off;
 		*rec_len = size;
@@ -195,9 +287,19 @@ void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len)
 	r->stamp = msga__ring_stamp(++r->nrec);
 }
 
+/*
+ * The HELD mark: in the byte before a whole message's payload, which is
+ * the short form's last head byte and the long form's flags.
+ */
+static int rec_held(const char *rec, uint32_t word)
+{
+	return rec[is_short(word) ? MSGA__RING_SHORT_HEAD - 1 :
+				     MSGA__RING_FLAGS_OFF] &
+	       MSGA__RING_HELD_MARK;
+}
+
 /* Records behind rd were verified when read, so their heads are sound. */
-void msga__ring_free(struct msga__ring_reader *r,
-		     int (*is_held)(const char *rec))
+void msga__ring_free(struct msga__ring_reader *r)
 {
 	while (r->freed < r->rd) {
 		uint32_t off = (uint32_t)(r->freed % r->size);
@@ -208,7 +310,7 @@ void msga__ring_free(struct msga__ring_reader *r,
 			r->freed += r->size - off;
 			continue;
 		}
-		if (is_held && is_held(rec))
+		if (rec_held(rec, word))
 			return;
 		r->freed += rec_at(r->size, off, rec_size_of(word));
 	}

@@ -7,29 +7,45 @@
  * ib_write_lat measures the same primitive). Pure logic, no verbs: the
  * glue is rc_ring.c, the tests test_ring.c.
  *
- * A record, 8-byte aligned, all fields little-endian:
+ * A record is 4-byte aligned, all fields little-endian, and starts with a
+ * u32 word that says which of three forms it is:
  *
- *   0  u32 word     payload length; bit 30 (EXT) says an 8-byte extension
- *                   follows the head; bit 31 is clear
- *   4  u8  type     wire.h's DATA, TOPIC or CREDIT
- *   5  u8  flags    FIRST, LAST (the reader marks HELD in its own copy)
- *   6  u16 topic
- *   8  u64 seq      DATA: per-topic sequence; CREDIT: the writer's credit
- *  16  [u32 total, u32 off]   EXT only: a fragment's message length and
+ *   short (bit 30 set): a whole DATA message whose sequence number is the
+ *     one after the last its topic had on this connection (the reader
+ *     counts); 4 bytes of head:
+ *       bits 0-12 payload length, bits 13-22 topic, bits 23-28 zero
+ *   long (bits 30, 31 clear): everything else; 16 bytes of head:
+ *     0  u32 word   bits 0-23 payload length, bit 28 (EXT) an 8-byte
+ *                   extension follows the head, bits 24-27 zero
+ *     4  u64 seq    DATA: per-topic sequence; CREDIT: the writer's credit
+ *    12  u16 topic
+ *    14  u8  type   wire.h's DATA, TOPIC or CREDIT
+ *    15  u8  flags  FIRST, LAST
+ *    16  [u32 total, u32 off]   EXT only: a fragment's message length and
  *                   its offset in the message
- *  16 or 24  payload, then zero padding to 8 bytes
- * end-8 u64 stamp   the record's stamp (trailer)
+ *   then the payload, zero padding to 4 bytes, and the u64 stamp (trailer).
  *
- * A PAD is 16 bytes, u32 (bit 31 | bytes to the ring's end), u32 zero,
- * u64 stamp: when a record would cross the end of the ring, the writer
- * marks the rest as PAD and starts again at offset 0. A record that would
- * leave exactly 8 bytes before the end, too few for a PAD, takes them as
- * padding; both sides apply that rule, so sizes stay in step.
+ *   PAD (bit 31 set): 16 bytes, u32 (bit 31 | bytes to the ring's end), u32
+ *     zero, u64 stamp: when a record would cross the end of the ring, the
+ *     writer marks the rest as PAD and starts again at offset 0. A record
+ *     that would leave 4, 8 or 12 bytes before the end, too few for a PAD,
+ *     takes them as padding; both sides apply that rule, so sizes stay in
+ *     step.
  *
- * The head is 16 bytes, not the SEND path's 24 (wire.h): a whole message
- * needs no total or offset, and a data record no credit. Bytes cost: on
- * soft RDMA every byte is copied and checksummed several times (in the
- * test VM a 64-byte WRITE with 40 more bytes took 2-3 us longer).
+ * Bit 29 of the word is the reader's own HELD mark, never on the wire. It
+ * sits in the byte just before a short record's payload, where the long
+ * form keeps its flags byte, so a held message is marked at data[-1] in
+ * either form.
+ *
+ * Why so tight: a 64-byte message is a 76-byte record (4 + 64 + 8). Bytes
+ * cost on soft RDMA, and one threshold costs a lot: soft-RoCE checksums a
+ * packet's payload with the kernel's crc32, whose x86 PCLMUL version
+ * saves and restores the user's FPU state for 79 bytes or more. In the
+ * test VM a 76-byte RDMA WRITE had a median RTT/2 of 15.0 us and an
+ * 80-byte one 17.4 us (12 interleaved runs of each). The sequence number
+ * goes implicit because a feed's messages on a topic are consecutive; the
+ * writer sends it whenever they are not (the first message of a topic, a
+ * fragment), and the reader takes any explicit one as the new base.
  *
  * The stamp is a 64-bit mix of the record's index on the connection:
  * distinct for every index, so a stale lap's bytes (or a payload) match
@@ -38,7 +54,10 @@
  * mistaken for a bad one: it only points the reader at a trailer that
  * does not match yet. A WRITE is placed in ascending address order on rxe,
  * siw and (in practice) every HCA, which is what perftest's last-byte
- * polling relies on too.
+ * polling relies on too. The trailer need not be 8-byte aligned, and need
+ * not land in one store: if any of its bytes has landed, everything before
+ * it has, and a byte not yet written that already holds its final value
+ * changes nothing. Only all eight matching while still stale is an error.
  *
  * Flow control is by bytes: the reader reports how far it has freed (a
  * CREDIT message's credit field, mod 2^32) once a quarter of the ring is
@@ -53,31 +72,42 @@
 #include "msgaccel.h"
 #include "wire.h"
 
-#define MSGA__RING_ALIGN 8u
-#define MSGA__RING_HEAD 16u
+#define MSGA__RING_ALIGN 4u
+#define MSGA__RING_SHORT_HEAD 4u
+#define MSGA__RING_HEAD 16u      /* the long form's */
 #define MSGA__RING_EXT 8u
 #define MSGA__RING_TRAILER 8u
 #define MSGA__RING_PAD_LEN 16u
 #define MSGA__RING_PAD_BIT 0x80000000u
-#define MSGA__RING_EXT_BIT 0x40000000u
-#define MSGA__RING_LEN_MASK 0x3fffffffu
-#define MSGA__RING_FLAGS_OFF 5u  /* the flags byte, where HELD is marked */
-/* Largest record: one full fragment, plus the 8 bytes a record may take. */
+#define MSGA__RING_SHORT_BIT 0x40000000u
+#define MSGA__RING_FLAGS_OFF 15u           /* long form: the flags byte */
+#define MSGA__RING_EXT_BIT 0x10000000u
+#define MSGA__RING_LEN_MASK 0x00ffffffu    /* long form */
+#define MSGA__RING_SHORT_LEN_MASK 0x1fffu  /* short form, bits 0-12 */
+#define MSGA__RING_SHORT_TOPIC_SHIFT 13
+#define MSGA__RING_SHORT_TOPIC_MASK 0x3ffu /* MSGA_PUB_TOPICS_MAX - 1 */
+/* HELD in the byte before a whole message's payload (either form). */
+#define MSGA__RING_HELD_MARK MSGA__WF_HELD
+/* Largest record: one full fragment, plus the 12 bytes a record may take. */
 #define MSGA__RING_REC_MAX \
 	(MSGA__RING_HEAD + MSGA__RING_EXT + MSGA_FRAG_MAX + \
-	 MSGA__RING_TRAILER + MSGA__RING_ALIGN)
+	 MSGA__RING_TRAILER + MSGA__RING_PAD_LEN - MSGA__RING_ALIGN)
 /* Smallest ring a writer accepts: 16 full fragments. */
 #define MSGA__RING_MIN (16u * MSGA__RING_REC_MAX)
 
+_Static_assert(MSGA_PUB_TOPICS_MAX == MSGA__RING_SHORT_TOPIC_MASK + 1 &&
+	       MSGA_FRAG_MAX <= MSGA__RING_SHORT_LEN_MASK,
+	       "a short record can name every topic and carry a fragment");
+
 /*
- * Bytes of a record with plen payload bytes (and an extension if ext),
- * before the rule about the last 8 bytes of the ring.
+ * Bytes of a record with a head of head_len bytes (MSGA__RING_SHORT_HEAD,
+ * MSGA__RING_HEAD, or that plus MSGA__RING_EXT) and plen payload bytes,
+ * before the rule about the last bytes of the ring.
  */
-static inline uint32_t msga__ring_rec_size(uint32_t plen, int ext)
+static inline uint32_t msga__ring_rec_size(uint32_t head_len, uint32_t plen)
 {
-	return (MSGA__RING_HEAD + (ext ? MSGA__RING_EXT : 0) + plen +
-		MSGA__RING_TRAILER + MSGA__RING_ALIGN - 1) &
-	       ~(MSGA__RING_ALIGN - 1);
+	return ((head_len + plen + MSGA__RING_ALIGN - 1) &
+		~(MSGA__RING_ALIGN - 1)) + MSGA__RING_TRAILER;
 }
 
 /* Stamp of record number n: never 0, and its high half never 0. */
@@ -95,6 +125,8 @@ struct msga__ring_writer {
 	uint64_t tail;      /* bytes placed so far (monotonic) */
 	uint64_t head;      /* bytes the reader reported freed */
 	uint64_t nrec;      /* records placed so far, PADs included */
+	/* per topic: the seq a short record would stand for (0: none yet) */
+	uint64_t next_seq[MSGA_PUB_TOPICS_MAX];
 };
 
 /* Where a record goes: a PAD first (pad_len > 0) at pad_off, then it. */
@@ -110,23 +142,23 @@ void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
 /* Room for any one record, with a PAD before it, and reserve more. */
 int msga__ring_can_place(const struct msga__ring_writer *w,
 			 uint32_t reserve);
-/* Place a record of plen payload bytes (caller checked can_place). */
-void msga__ring_place(struct msga__ring_writer *w, uint32_t plen, int ext,
-		      struct msga__ring_place *p);
+/*
+ * The head a record for h with plen payload bytes gets: short, long, or
+ * long with the extension (MSGA__RING_SHORT_HEAD, MSGA__RING_HEAD, or
+ * MSGA__RING_HEAD + MSGA__RING_EXT). Call once per record, in order: it
+ * counts the topic's sequence as the reader will.
+ */
+uint32_t msga__ring_head_len(struct msga__ring_writer *w,
+			     const struct msga__wire_hdr *h, uint32_t plen);
+/* Place a record (caller checked can_place). */
+void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
+		      uint32_t plen, struct msga__ring_place *p);
 /* The reader's report (mod 2^32); -EPROTO if it claims unwritten bytes. */
 int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed);
 
-/* The head of a record: struct msga__wire_hdr's fields, 16 or 24 bytes. */
-void msga__ring_head_put(void *rec, uint32_t plen, int ext,
+/* The head of a record, head_len bytes as msga__ring_head_len() said. */
+void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
 			 const struct msga__wire_hdr *h);
-/*
- * Decode the head of a record whose trailer matched (rec_len bytes in
- * all): *h as wire.h would have it, *payload and *plen its payload; 0 or
- * -EPROTO for a record the writer cannot have sent.
- */
-int msga__ring_head_get(const char *rec, uint32_t rec_len,
-			struct msga__wire_hdr *h, const char **payload,
-			uint32_t *plen);
 
 /* ---------------------------------------------------- reader (subscriber) */
 
@@ -138,6 +170,7 @@ struct msga__ring_reader {
 	uint64_t stamp;     /* msga__ring_stamp(nrec), kept: peek is hot */
 	uint64_t freed;     /* everything before this may be overwritten */
 	uint64_t reported;  /* freed, as last told to the writer */
+	uint64_t next_seq[MSGA_PUB_TOPICS_MAX]; /* what a short record means */
 };
 
 void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
@@ -148,14 +181,22 @@ void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
  */
 int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		    uint32_t *rec_len);
+/*
+ * Decode the record peek returned (rec_len bytes in all), once, in order:
+ * *h as wire.h would have it (a short record's seq filled in), *payload
+ * and *plen its payload; 0 or -EPROTO for a record the writer cannot have
+ * sent.
+ */
+int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
+			uint32_t rec_len, struct msga__wire_hdr *h,
+			const char **payload, uint32_t *plen);
 /* Done parsing the record peek returned (it may still be held). */
 void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len);
 /*
- * Move freed up to rd, stopping at the first record is_held() says is
- * still in use (a held message). PADs are never held.
+ * Move freed up to rd, stopping at the first record still marked HELD (a
+ * held message: MSGA__RING_HELD_MARK in the byte before its payload).
  */
-void msga__ring_free(struct msga__ring_reader *r,
-		     int (*is_held)(const char *rec));
+void msga__ring_free(struct msga__ring_reader *r);
 /* Whether the writer should hear about freed bytes now. */
 int msga__ring_need_report(const struct msga__ring_reader *r);
 

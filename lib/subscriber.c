@@ -345,17 +345,17 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
  * back one credit: hold briefly, or the publisher stalls. A buffer may
  * carry several messages (a BATCH), so it counts its holds, and each held
  * message is marked in the flags byte of its own header, which sits just
- * before its data in the receive buffer. Ring records are marked the same
- * way, and keep the ring from being freed past them. A reassembled message
+ * before its data in the receive buffer. Ring records are marked in the
+ * byte before their data too (ring.h), and keep the ring from being freed
+ * past them. A reassembled message
  * owns its whole buffer, which the hold takes over.
  */
 static uint8_t *held_mark(const struct msga_msg *msg)
 {
 	const struct msga__rxslot *slot = msg->priv_;
 
-	if (slot->idx == MSGA__SLOT_RING) /* a whole message: no extension */
-		return (uint8_t *)msg->data - MSGA__RING_HEAD +
-		       MSGA__RING_FLAGS_OFF;
+	if (slot->idx == MSGA__SLOT_RING) /* either form: see ring.h */
+		return (uint8_t *)msg->data - 1;
 	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
 }
 
