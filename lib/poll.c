@@ -88,9 +88,9 @@ int msga__parse_uri_as(const char *uri, const char *scheme,
 static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
 {
 	for (; c->tx_done <= wr_seq && c->tx_done < c->tx_seq; c->tx_done++) {
-		int32_t tag = c->tx_tag[c->tx_done % c->sq_depth];
+		int32_t tag = c->tx_tag[msga__sq_slot(c, c->tx_done)];
 
-		c->tx_tag[c->tx_done % c->sq_depth] = MSGA__TAG_NONE;
+		c->tx_tag[msga__sq_slot(c, c->tx_done)] = MSGA__TAG_NONE;
 		if (c->pub && tag != MSGA__TAG_NONE)
 			msga__pub_tag_done(c, tag);
 	}

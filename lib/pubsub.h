@@ -54,6 +54,10 @@ _Static_assert(MSGA__RING_HEAD + MSGA_TOPIC_MAX + 16 <=
 #define MSGA__BATCH_BUFS 16u     /* per subscriber: coalescing buffers */
 #define MSGA__BATCH_REC_MAX 512u /* larger messages are never coalesced */
 
+_Static_assert(!(MSGA__SUB_SQ_DEPTH & (MSGA__SUB_SQ_DEPTH - 1)) &&
+	       !(MSGA__PUB_SQ_DEPTH & (MSGA__PUB_SQ_DEPTH - 1)),
+	       "send queue slots are found by masking");
+
 /* Tags for what a send work request still references. */
 #define MSGA__TAG_NONE (-1)
 #define MSGA__TAG_BIG (-2)
@@ -124,6 +128,8 @@ struct msga__conn {
 	struct msga__rxslot *cur;      /* slot being delivered, for hold */
 
 	uint32_t sq_depth, sig_every, unsig, unsig_tagged;
+	uint32_t sq_mask;              /* sq_depth - 1: a power of two */
+	int last_inline;               /* the last post copied its buffers */
 	uint64_t tx_seq, tx_done;      /* posted / known complete */
 	int32_t *tx_tag;               /* per send queue slot */
 	char *ctl_buf;                 /* per send queue slot headers */
@@ -160,6 +166,7 @@ struct msga__conn {
 	char *ring_buf;
 	struct ibv_mr *ring_mr;
 	struct msga__rxslot ring_slot; /* what held ring messages point at */
+	int ring_report_due;           /* a report that could not go yet */
 };
 
 struct msga__topic {
@@ -236,6 +243,15 @@ struct msga_sub {
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
 };
+
+/*
+ * The send queue slot of work request number seq: a mask, not %, because
+ * a division is a slow helper call under emulation and this is per message.
+ */
+static inline uint32_t msga__sq_slot(const struct msga__conn *c, uint64_t seq)
+{
+	return (uint32_t)seq & c->sq_mask;
+}
 
 /* rc_conn.c */
 struct msga__conn_geom {

@@ -24,6 +24,7 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 	c->rx_depth = g->rx_depth;
 	c->rx_slot = g->rx_slot;
 	c->sq_depth = g->sq_depth;
+	c->sq_mask = g->sq_depth - 1;
 	c->sig_every = g->sig_every;
 	msga__list_init(&c->own_node);
 	msga__list_init(&c->rs_held);
@@ -125,7 +126,7 @@ int msga__conn_sq_room(const struct msga__conn *c)
 
 char *msga__conn_ctl_payload(struct msga__conn *c)
 {
-	return c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT +
+	return c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT +
 	       (c->ring && c->pub ? MSGA__RING_HEAD : MSGA__WIRE_HDR_LEN);
 }
 
@@ -144,9 +145,10 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 
 	for (uint32_t i = 0; i < nwr; i++) {
 		wr[i].wr_id = c->tx_seq + i;
-		c->tx_tag[(c->tx_seq + i) % c->sq_depth] = MSGA__TAG_NONE;
+		c->tx_tag[msga__sq_slot(c, c->tx_seq + i)] = MSGA__TAG_NONE;
 	}
-	if (bytes <= c->ctx->max_inline) {
+	c->last_inline = bytes <= c->ctx->max_inline;
+	if (c->last_inline) {
 		for (uint32_t i = 0; i < nwr; i++)
 			wr[i].send_flags |= IBV_SEND_INLINE;
 		tag = MSGA__TAG_NONE;
@@ -158,10 +160,10 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		c->unsig = 0;
 		c->unsig_tagged = 0;
 	}
-	c->tx_tag[last->wr_id % c->sq_depth] = tag;
+	c->tx_tag[msga__sq_slot(c, last->wr_id)] = tag;
 	ret = ibv_post_send(c->qp, wr, &bad);
 	if (ret) {
-		c->tx_tag[last->wr_id % c->sq_depth] = MSGA__TAG_NONE;
+		c->tx_tag[msga__sq_slot(c, last->wr_id)] = MSGA__TAG_NONE;
 		msga__conn_kill(c, -ret, 1);
 		return -ECONNRESET;
 	}
@@ -179,7 +181,7 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal)
 {
-	char *hb = c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT;
+	char *hb = c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT;
 	struct ibv_sge sge[2] = {
 		{ (uintptr_t)hb, MSGA__WIRE_HDR_LEN + ctl_len,
 		  c->ctl_mr->lkey },
@@ -317,7 +319,7 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 static void conn_release_tags(struct msga__conn *c)
 {
 	for (; c->tx_done < c->tx_seq; c->tx_done++) {
-		int32_t tag = c->tx_tag[c->tx_done % c->sq_depth];
+		int32_t tag = c->tx_tag[msga__sq_slot(c, c->tx_done)];
 
 		if (c->pub && tag != MSGA__TAG_NONE)
 			msga__pub_tag_done(c, tag);

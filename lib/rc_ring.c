@@ -47,7 +47,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ext_lkey, int32_t tag, int force_signal)
 {
 	uint32_t plen = ctl_len + ext_len, lkey = c->ctl_mr->lkey, head, pad;
-	char *hb = c->ctl_buf + (c->tx_seq % c->sq_depth) * MSGA__CTL_SLOT;
+	char *hb = c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT;
 	struct msga__ring_place p;
 	struct ibv_sge pad_sge, sge[3];
 	struct ibv_send_wr wr[2];
@@ -87,12 +87,17 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	return msga__conn_post(c, wr, 2, p.rec, tag, force_signal);
 }
 
+/*
+ * Tell the writer what is free once a quarter of the ring is; a report
+ * that finds no room to go stays due, and idle polls retry it.
+ */
 static void ring_report(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
 	if (msga__ring_need_report(&c->rr) && msga__conn_can_ctl(c))
 		msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 0);
+	c->ring_report_due = msga__ring_need_report(&c->rr);
 }
 
 int msga__ring_poll(struct msga__conn *c, int budget)
@@ -127,10 +132,11 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 		if (c->ring_slot.held)
 			msga__ring_free(&c->rr);
 		else
-			c->rr.freed = c->rr.rd;
+			msga__ring_free_all(&c->rr);
 		done++;
 	}
-	if (c->state != MSGA__C_DEAD)
+	/* Only reading frees (besides a release): an idle poll stays cheap. */
+	if ((done || c->ring_report_due) && c->state != MSGA__C_DEAD)
 		ring_report(c);
 	return done;
 }

@@ -94,7 +94,7 @@ void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
 		      uint32_t plen, struct msga__ring_place *p)
 {
 	uint32_t rec = msga__ring_rec_size(head_len, plen);
-	uint32_t off = (uint32_t)(w->tail % w->size);
+	uint32_t off = w->off;
 
 	p->pad_len = 0;
 	if (rec > w->size - off) {
@@ -108,6 +108,7 @@ void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
 	p->rec = rec_at(w->size, off, rec);
 	p->stamp = msga__ring_stamp(w->nrec++);
 	w->tail += p->rec;
+	w->off = off + p->rec == w->size ? 0 : off + p->rec;
 }
 
 int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed)
@@ -248,7 +249,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		    uint32_t *rec_len)
 {
 	for (;;) {
-		uint32_t off = (uint32_t)(r->rd % r->size), left = r->size - off;
+		uint32_t off = r->off, left = r->size - off;
 		uint64_t stamp = r->stamp;
 		uint32_t word = load32(r->buf + off), plen, head, size;
 
@@ -265,6 +266,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 			if (word != (MSGA__RING_PAD_BIT | left))
 				return -EPROTO;
 			r->rd += left;
+			r->off = 0;
 			r->stamp = msga__ring_stamp(++r->nrec);
 			continue;
 		}
@@ -284,6 +286,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len)
 {
 	r->rd += rec_len;
+	r->off = r->off + rec_len == r->size ? 0 : r->off + rec_len;
 	r->stamp = msga__ring_stamp(++r->nrec);
 }
 
@@ -302,21 +305,19 @@ static int rec_held(const char *rec, uint32_t word)
 void msga__ring_free(struct msga__ring_reader *r)
 {
 	while (r->freed < r->rd) {
-		uint32_t off = (uint32_t)(r->freed % r->size);
+		uint32_t off = r->free_off, len;
 		const char *rec = r->buf + off;
 		uint32_t word = msga__get32((const uint8_t *)rec);
 
 		if (word & MSGA__RING_PAD_BIT) {
-			r->freed += r->size - off;
-			continue;
+			len = r->size - off;
+		} else {
+			if (rec_held(rec, word))
+				return;
+			len = rec_at(r->size, off, rec_size_of(word));
 		}
-		if (rec_held(rec, word))
-			return;
-		r->freed += rec_at(r->size, off, rec_size_of(word));
+		r->freed += len;
+		r->free_off = off + len == r->size ? 0 : off + len;
 	}
 }
 
-int msga__ring_need_report(const struct msga__ring_reader *r)
-{
-	return r->freed - r->reported >= r->size / 4;
-}

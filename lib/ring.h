@@ -92,6 +92,10 @@
 #define MSGA__RING_REC_MAX \
 	(MSGA__RING_HEAD + MSGA__RING_EXT + MSGA_FRAG_MAX + \
 	 MSGA__RING_TRAILER + MSGA__RING_PAD_LEN - MSGA__RING_ALIGN)
+/* Most bytes a whole message's record adds to its payload (long head). */
+#define MSGA__RING_REC_EXTRA_MAX \
+	(MSGA__RING_HEAD + MSGA__RING_ALIGN - 1 + MSGA__RING_TRAILER + \
+	 MSGA__RING_PAD_LEN - MSGA__RING_ALIGN)
 /* Smallest ring a writer accepts: 16 full fragments. */
 #define MSGA__RING_MIN (16u * MSGA__RING_REC_MAX)
 
@@ -125,6 +129,7 @@ struct msga__ring_writer {
 	uint64_t tail;      /* bytes placed so far (monotonic) */
 	uint64_t head;      /* bytes the reader reported freed */
 	uint64_t nrec;      /* records placed so far, PADs included */
+	uint32_t off;       /* tail % size, kept: a division is slow */
 	/* per topic: the seq a short record would stand for (0: none yet) */
 	uint64_t next_seq[MSGA_PUB_TOPICS_MAX];
 };
@@ -166,6 +171,8 @@ struct msga__ring_reader {
 	char *buf;
 	uint32_t size;
 	uint64_t rd;        /* next record starts here (monotonic) */
+	uint32_t off;       /* rd % size, kept: peek is hot */
+	uint32_t free_off;  /* freed % size */
 	uint64_t nrec;      /* its index, for the stamp */
 	uint64_t stamp;     /* msga__ring_stamp(nrec), kept: peek is hot */
 	uint64_t freed;     /* everything before this may be overwritten */
@@ -197,7 +204,16 @@ void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len);
  * held message: MSGA__RING_HELD_MARK in the byte before its payload).
  */
 void msga__ring_free(struct msga__ring_reader *r);
-/* Whether the writer should hear about freed bytes now. */
-int msga__ring_need_report(const struct msga__ring_reader *r);
+/* Nothing is held: everything read may be overwritten. */
+static inline void msga__ring_free_all(struct msga__ring_reader *r)
+{
+	r->freed = r->rd;
+	r->free_off = r->off;
+}
+/* Whether the writer should hear about freed bytes now (every poll). */
+static inline int msga__ring_need_report(const struct msga__ring_reader *r)
+{
+	return r->freed - r->reported >= r->size / 4;
+}
 
 #endif

@@ -138,6 +138,14 @@ Test(ring, record_sizes_are_aligned_and_bounded)
 					 MSGA_FRAG_MAX) + 12,
 		     MSGA__RING_REC_MAX);
 	cr_assert_eq(MSGA__RING_REC_MAX % MSGA__RING_ALIGN, 0);
+	/* what publisher.c assumes to send a message inline everywhere */
+	for (uint32_t len = 0, worst = 0; len < 200; len++, worst = 0) {
+		uint32_t rec = msga__ring_rec_size(MSGA__RING_HEAD, len);
+
+		worst = rec + MSGA__RING_PAD_LEN - MSGA__RING_ALIGN - len;
+		cr_assert_leq(worst, MSGA__RING_REC_EXTRA_MAX);
+		cr_assert(len % 4 != 1 || worst == MSGA__RING_REC_EXTRA_MAX);
+	}
 	cr_assert(msga__ring_size_ok(SIZE));
 	cr_assert_not(msga__ring_size_ok(SIZE + 2));
 	cr_assert_not(msga__ring_size_ok(MSGA__RING_MIN - 4));
@@ -332,7 +340,12 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 		} else if (got < placed) {
 			take_rec(&q[got % 4096]);
 			got++;
-			msga__ring_free(&R);
+			/* what rc_ring.c does when nothing is held, or not */
+			if ((rng >> 56) % 2)
+				msga__ring_free_all(&R);
+			else
+				msga__ring_free(&R);
+			cr_assert_eq(R.freed, R.rd);
 			if (msga__ring_need_report(&R)) {
 				cr_assert_eq(msga__ring_on_report(&W,
 						(uint32_t)R.freed), 0);
