@@ -20,6 +20,7 @@
 	(offsetof(struct msga_pub_attr, user) + sizeof(void *))
 #define CLAIM_BIG UINT32_MAX
 #define CLAIM_MAGIC 0x6d736761u
+#define CLAIM_INLINE (UINT32_MAX - 1) /* no send buffer (msga_pub_send) */
 
 static int topic_bit(const struct msga__conn *c, uint32_t t)
 {
@@ -503,15 +504,19 @@ static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 	       topic_ok(pub, claim->topic_id);
 }
 
+/*
+ * Send a whole message to every matching subscriber. slot is the send
+ * buffer data is in, or CLAIM_INLINE for msga_pub_send()'s own buffer when
+ * every connection will post it inline (the provider copies it at once).
+ */
 static int commit_small(struct msga_pub *pub, uint32_t slot,
-			const struct msga_claim *claim)
+			uint32_t topic_id, const void *data, size_t len)
 {
 	struct msga__wire_hdr h = {
 		.type = MSGA__W_DATA, .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
-		.topic = (uint16_t)claim->topic_id, .len = (uint32_t)claim->len,
-		.seq = ++pub->topics[claim->topic_id].seq,
+		.topic = (uint16_t)topic_id, .len = (uint32_t)len,
+		.seq = ++pub->topics[topic_id].seq,
 	};
-	int inl = MSGA__WIRE_HDR_LEN + claim->len <= pub->ctx->max_inline;
 	struct msga__list *pos, *tmp;
 	int sent = 0;
 
@@ -519,33 +524,34 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		struct msga__conn *c = own_conn(pos);
 
 		/* A subscriber that joined after the claim starts later. */
-		if (c->state != MSGA__C_READY || c->ann <= claim->topic_id ||
-		    !topic_bit(c, claim->topic_id))
+		if (c->state != MSGA__C_READY || c->ann <= topic_id ||
+		    !topic_bit(c, topic_id))
 			continue;
-		if (bat_fits(c, claim->len)) {
-			bat_append(c, &h, claim->data, claim->len);
+		if (bat_fits(c, len)) {
+			bat_append(c, &h, data, len);
 			sent++;
 			continue;
 		}
 		if (bat_flush(c))
 			continue;
-		if (bat_should_open(c, claim->len)) {
+		if (bat_should_open(c, len)) {
 			c->bat_open = 1;
 			c->bat_len = 0;
-			bat_append(c, &h, claim->data, claim->len);
+			bat_append(c, &h, data, len);
 			sent++;
 			continue;
 		}
 		if (!msga__conn_can_data(c))
 			continue;
-		if (msga__conn_send(c, &h, 0, claim->data, (uint32_t)claim->len,
+		if (msga__conn_send(c, &h, 0, data, (uint32_t)len,
 				    pub->tx_mr->lkey, (int32_t)slot, 0))
 			continue;
-		if (!inl)
+		/* The record's own size decided it (rc_conn.c), not ours. */
+		if (!c->last_inline)
 			pub->tx_ref[slot]++;
 		sent++;
 	}
-	if (!pub->tx_ref[slot])
+	if (slot != CLAIM_INLINE && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
 	return sent;
 }
@@ -573,15 +579,13 @@ static void big_pump(struct msga_pub *pub)
 				.flags = (off ? 0 : MSGA__WF_FIRST) |
 					 (n == left ? MSGA__WF_LAST : 0),
 			};
-			int inl = MSGA__WIRE_HDR_LEN + n <=
-				  pub->ctx->max_inline;
 
 			if (msga__conn_send(c, &h, 0, pub->big_buf + off, n,
 					    pub->big_mr->lkey, MSGA__TAG_BIG,
 					    n == left))
 				break;
 			c->big_off += n;
-			if (!inl)
+			if (!c->last_inline)
 				c->big_inflight++;
 		}
 		if (c->big_active && c->big_off == pub->big_len &&
@@ -628,7 +632,8 @@ MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 		return msga__mpub_commit(pub, claim, slot, slot == CLAIM_BIG);
 	if (slot == CLAIM_BIG)
 		return commit_big(pub, claim);
-	return commit_small(pub, slot, claim);
+	return commit_small(pub, slot, claim->topic_id, claim->data,
+			    claim->len);
 }
 
 MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
@@ -642,14 +647,55 @@ MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
 	return 0;
 }
 
+/*
+ * Whether a whole message of len bytes goes inline on every connection,
+ * whatever its path: a SEND (24-byte header) or a ring record (ring.h,
+ * at most a long head, padding and the bytes before the ring's end).
+ */
+static int always_inline(const struct msga_pub *pub, size_t len)
+{
+	return len + MSGA__RING_REC_EXTRA_MAX <= pub->ctx->max_inline &&
+	       len + MSGA__WIRE_HDR_LEN <= pub->ctx->max_inline;
+}
+
+/*
+ * A small message over RC goes from the caller's buffer straight into the
+ * provider's inline copy: no send buffer is claimed and nothing is copied
+ * twice. Every check is msga_pub_claim()'s, in its order.
+ */
+static int send_inline(struct msga_pub *pub, uint32_t topic_id,
+		       const void *data, size_t len)
+{
+	int ret;
+
+	if (!topic_ok(pub, topic_id))
+		return -EINVAL;
+	if (pub->claimed)
+		return -EBUSY;
+	for (;;) {
+		ret = pub->big_busy ? -EAGAIN :
+				      fanout_ready(pub, topic_id, len);
+		if (!ret)
+			return commit_small(pub, CLAIM_INLINE, topic_id, data,
+					    len);
+		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
+			return ret;
+		ret = msga_ctx_poll(pub->ctx, 64);
+		if (ret < 0)
+			return ret;
+	}
+}
+
 MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 			   const void *data, size_t len)
 {
 	struct msga_claim claim;
 	int ret;
 
-	if (!data && len)
+	if (!pub || (!data && len))
 		return -EINVAL;
+	if (!pub->mc && always_inline(pub, len))
+		return send_inline(pub, topic_id, data, len);
 	ret = msga_pub_claim(pub, topic_id, len, &claim);
 	if (ret)
 		return ret;
@@ -693,7 +739,8 @@ void msga__pub_progress(struct msga_pub *pub)
 
 		if (c->state != MSGA__C_READY)
 			continue;
-		bat_flush(c);
+		if (c->bat_open) /* (tested here too: this runs every poll) */
+			bat_flush(c);
 		if (c->ann < pub->ntopics)
 			conn_announce(pub, c);
 	}
