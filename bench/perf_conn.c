@@ -401,20 +401,40 @@ int perf_cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
 	return ret;
 }
 
-static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
+/* Undo cm_client_try() up to its connect, keeping the event channel. */
+static void cm_client_drop(struct perf_ep *ep)
 {
-	struct sockaddr_storage ss;
+	if (ep->qp)
+		rdma_destroy_qp(ep->cm_id);
+	if (ep->mr)
+		ibv_dereg_mr(ep->mr);
+	free(ep->buf);
+	if (ep->scq)
+		ibv_destroy_cq(ep->scq);
+	if (ep->rcq)
+		ibv_destroy_cq(ep->rcq);
+	if (ep->chan)
+		ibv_destroy_comp_channel(ep->chan);
+	if (ep->pd)
+		ibv_dealloc_pd(ep->pd);
+	rdma_destroy_id(ep->cm_id);
+	ep->qp = NULL, ep->mr = NULL, ep->buf = NULL;
+	ep->scq = ep->rcq = NULL, ep->chan = NULL, ep->pd = NULL;
+	ep->cm_id = NULL, ep->verbs = NULL;
+}
+
+/* 1: rdma_connect() said EADDRINUSE, worth a new id; else 0 or -errno. */
+static int cm_client_try(struct perf_ep *ep, const char *addr,
+			 struct sockaddr_storage *ss)
+{
 	struct rdma_conn_param cp;
 	struct rdma_cm_id *id;
-	int ret = perf_numeric_addr(ep, addr, port, &ss);
+	int ret;
 
-	if (ret)
-		return ret;
-	ep->cm_ch = rdma_create_event_channel();
-	if (!ep->cm_ch || rdma_create_id(ep->cm_ch, &id, ep, RDMA_PS_TCP))
+	if (rdma_create_id(ep->cm_ch, &id, ep, RDMA_PS_TCP))
 		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
 	ep->cm_id = id;
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 2000))
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)ss, 2000))
 		return perf_fail(ep, perf_neg_errno(), "rdma_resolve_addr(%s) failed", addr);
 	ret = perf_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
 	if (!ret && rdma_resolve_route(id, 2000))
@@ -426,10 +446,36 @@ static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
 	if (ret)
 		return ret;
 	cm_param(ep, &cp);
-	if (rdma_connect(id, &cp))
-		return perf_fail(ep, perf_neg_errno(), "rdma_connect failed: %s",
-				 strerror(errno));
-	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
+	if (!rdma_connect(id, &cp))
+		return 0;
+	if (errno == EADDRINUSE)
+		return 1;
+	return perf_fail(ep, perf_neg_errno(), "rdma_connect failed: %s",
+			 strerror(errno));
+}
+
+/*
+ * iWARP connects over TCP from the port rdma_cm bound for the id, and a
+ * TCP connection from an earlier run on that port to the same server port
+ * may still be in TIME_WAIT: the connect fails with EADDRINUSE (seen with
+ * back-to-back runs on siw). A new id gets a new port, so try again.
+ */
+static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	int ret = perf_numeric_addr(ep, addr, port, &ss), tries = 0;
+
+	if (ret)
+		return ret;
+	ep->cm_ch = rdma_create_event_channel();
+	if (!ep->cm_ch)
+		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
+	while ((ret = cm_client_try(ep, addr, &ss)) == 1 && ++tries < 4)
+		cm_client_drop(ep);
+	if (ret == 1)
+		return perf_fail(ep, -EADDRINUSE, "rdma_connect failed: %s",
+				 strerror(EADDRINUSE));
+	return ret ? ret : perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
 static int cm_listen(struct perf_ep *ep, uint16_t *port)
