@@ -53,6 +53,7 @@ struct msga_ctx {
 	uint64_t cm_busy_until;           /* look often until then (poll.c) */
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
 	uint32_t polls;                   /* msga_ctx_poll() calls */
+	int polling;                      /* inside msga_ctx_poll(): no nesting */
 	/* multicast (mcast.h) */
 	struct msga__list udeps;          /* every UD endpoint, for polling */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */

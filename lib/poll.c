@@ -458,13 +458,11 @@ int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
 	return msga__parse_uri_as(uri, "rdma://", ss);
 }
 
-MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
+static int ctx_poll(struct msga_ctx *ctx, int budget)
 {
 	struct msga__list *pos, *tmp;
 	int done = 0;
 
-	if (!ctx || budget <= 0)
-		return -EINVAL;
 	if (ctx->cm_ch && cm_due(ctx))
 		while (cm_one(ctx))
 			done++;
@@ -486,6 +484,25 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
 						      ctx_node));
 	if (ctx->reap)
 		reap(ctx);
+	return done;
+}
+
+/*
+ * A callback may publish, but not poll its own context: a nested poll
+ * would deliver the records after the one whose callback is running, and
+ * the outer poll would then consume them a second time.
+ */
+MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
+{
+	int done;
+
+	if (!ctx || budget <= 0)
+		return -EINVAL;
+	if (ctx->polling)
+		return -EDEADLK;
+	ctx->polling = 1;
+	done = ctx_poll(ctx, budget);
+	ctx->polling = 0;
 	return done;
 }
 

@@ -5,7 +5,8 @@
  * or any connection made in event mode). Both must deliver the same
  * stream; a held ring message must pin the ring (back-pressure, no loss);
  * msga_ctx_fd() must refuse a context whose data would wake nobody; and a
- * reassembled message can be held past later large ones.
+ * reassembled message can be held past later large ones. A callback may
+ * publish, but polling its own context from there is refused.
  */
 #include <errno.h>
 #include <string.h>
@@ -231,4 +232,76 @@ Test(rc_paths, reassembled_message_held_over_ring, .timeout = 60)
 Test(rc_paths, reassembled_message_held_over_send_recv, .timeout = 60)
 {
 	reassembled_hold(MSGA_SUB_NO_RING);
+}
+
+/*
+ * A callback may publish but not poll its own context. On context A, a
+ * subscriber's callback: polls A (-EDEADLK), echoes the message on
+ * another publisher of A (works), starts a 1 MiB message on a blocking
+ * publisher of A and then sends a small one there, which would have to
+ * wait for the large one and cannot poll (-EDEADLK). B receives both.
+ */
+static struct {
+	struct msga_ctx *ctx;
+	struct msga_pub *echo, *blocking;
+	uint32_t echo_topic, big_topic;
+	int poll_ret, echo_ret, big_ret, wait_ret, calls;
+	struct msga_claim big;
+} nest;
+
+static void nest_on_msg(const struct msga_msg *msg, void *user)
+{
+	char small[64] = { 0 };
+
+	if (nest.calls++)
+		return;
+	nest.poll_ret = msga_ctx_poll(nest.ctx, 16);
+	/* (topic 0, seq 1) both ways: the echo passes the same check) */
+	nest.echo_ret = msga_pub_send(nest.echo, nest.echo_topic, msg->data,
+				      msg->len);
+	nest.big_ret = msga_pub_claim(nest.blocking, nest.big_topic,
+				      MSGA_MSG_MAX, &nest.big);
+	if (!nest.big_ret) {
+		dp_fill(nest.big.data, MSGA_MSG_MAX, nest.big_topic, 1);
+		nest.big_ret = msga_pub_commit(nest.blocking, &nest.big);
+	}
+	nest.wait_ret = msga_pub_send(nest.blocking, nest.big_topic, small,
+				      sizeof(small));
+}
+
+Test(rc_paths, a_callback_may_publish_but_not_poll_its_context,
+     .timeout = 120)
+{
+	static struct dp_rec in_rec, echo_rec, big_rec, ev;
+	struct msga_ctx *ca = devtest_open_ctx(), *cb = devtest_open_ctx();
+	struct msga_ctx *cc = devtest_open_ctx(), *all[3] = { ca, cb, cc };
+	struct msga_pub *in = dp_pub(cc, 0, &ev);
+	uint32_t in_topic = topic(in, "nest.in");
+
+	nest.ctx = ca;
+	nest.echo = dp_pub(ca, 0, &ev);
+	nest.blocking = dp_pub(ca, MSGA_PUB_BLOCK, &ev);
+	nest.echo_topic = topic(nest.echo, "nest.echo");
+	nest.big_topic = topic(nest.blocking, "nest.big");
+	dp_connect(sub_with(ca, "nest.in", 0, nest_on_msg, &in_rec), in, all,
+		   3, 1);
+	dp_connect(sub_with(cb, "nest.echo", 0, dp_on_msg, &echo_rec),
+		   nest.echo, all, 3, 1);
+	dp_connect(sub_with(cb, "nest.big", 0, dp_on_msg, &big_rec),
+		   nest.blocking, all, 3, 1);
+	dp_send(in, in_topic, 1, 64, all, 3);
+	cr_assert(dp_poll_until(all, 3, &nest.calls, 1, 10000));
+	cr_expect_eq(nest.poll_ret, -EDEADLK);
+	cr_expect_eq(nest.echo_ret, 1, "echo from a callback: %d",
+		     nest.echo_ret);
+	cr_expect_eq(nest.big_ret, 1, "1 MiB message: %d", nest.big_ret);
+	cr_expect_eq(nest.wait_ret, -EDEADLK);
+	/* Outside callbacks all of it goes on: the echo and the 1 MiB one. */
+	cr_assert(dp_poll_until64(all, 3, &echo_rec.total, 1, 10000));
+	cr_assert(dp_poll_until64(all, 3, &big_rec.total, 1, 30000));
+	cr_expect_eq(echo_rec.bad + big_rec.bad, 0, "%s%s",
+		     echo_rec.first_bad, big_rec.first_bad);
+	msga_ctx_close(cc);
+	msga_ctx_close(cb);
+	msga_ctx_close(ca);
 }
