@@ -299,8 +299,7 @@ static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
 		int ret;
 
 		if (msga__topic_match(c->pattern, name)) {
-			/* (can_ctl: a claim's room is not ours to take) */
-			if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c))
+			if (!msga__conn_can_data(c))
 				return -EAGAIN;
 			h.len = (uint32_t)strlen(name);
 			memcpy(msga__conn_ctl_payload(c), name, h.len);
@@ -542,15 +541,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			sent++;
 			continue;
 		}
-		if (!msga__conn_can_data(c)) {
-			/*
-			 * The claim found room here and control messages left
-			 * it alone since: unreachable. Were it not, a subscriber
-			 * must not miss a message without being told.
-			 */
-			msga__conn_kill(c, -ENOBUFS, 1);
+		if (!msga__conn_can_data(c))
 			continue;
-		}
 		if (msga__conn_send(c, &h, 0, data, (uint32_t)len,
 				    pub->tx_mr->lkey, (int32_t)slot, 0))
 			continue;
