@@ -401,11 +401,16 @@ int perf_cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
 	return ret;
 }
 
-/* Undo cm_client_try() up to its connect, keeping the event channel. */
-static void cm_client_drop(struct perf_ep *ep)
+/*
+ * The verbs objects create_resources() made, in reverse, pointers cleared:
+ * perf_ep_close() and a connect retry both need exactly this.
+ */
+static void release_verbs(struct perf_ep *ep)
 {
-	if (ep->qp)
+	if (ep->cm_id && ep->qp)
 		rdma_destroy_qp(ep->cm_id);
+	else if (ep->qp)
+		ibv_destroy_qp(ep->qp);
 	if (ep->mr)
 		ibv_dereg_mr(ep->mr);
 	free(ep->buf);
@@ -417,9 +422,15 @@ static void cm_client_drop(struct perf_ep *ep)
 		ibv_destroy_comp_channel(ep->chan);
 	if (ep->pd)
 		ibv_dealloc_pd(ep->pd);
-	rdma_destroy_id(ep->cm_id);
 	ep->qp = NULL, ep->mr = NULL, ep->buf = NULL;
 	ep->scq = ep->rcq = NULL, ep->chan = NULL, ep->pd = NULL;
+}
+
+/* Undo cm_client_try() up to its connect, keeping the event channel. */
+static void cm_client_drop(struct perf_ep *ep)
+{
+	release_verbs(ep);
+	rdma_destroy_id(ep->cm_id);
 	ep->cm_id = NULL, ep->verbs = NULL;
 }
 
@@ -680,21 +691,7 @@ void perf_ep_close(struct perf_ep *ep)
 		rdma_disconnect(ep->cm_id);
 	if (ep->ah)
 		ibv_destroy_ah(ep->ah);
-	if (ep->cm_id && ep->qp)
-		rdma_destroy_qp(ep->cm_id);
-	else if (ep->qp)
-		ibv_destroy_qp(ep->qp);
-	if (ep->mr)
-		ibv_dereg_mr(ep->mr);
-	free(ep->buf);
-	if (ep->scq)
-		ibv_destroy_cq(ep->scq);
-	if (ep->rcq)
-		ibv_destroy_cq(ep->rcq);
-	if (ep->chan)
-		ibv_destroy_comp_channel(ep->chan);
-	if (ep->pd)
-		ibv_dealloc_pd(ep->pd);
+	release_verbs(ep);
 	if (ep->cm_id)
 		rdma_destroy_id(ep->cm_id);
 	else if (ep->verbs)
@@ -704,14 +701,8 @@ void perf_ep_close(struct perf_ep *ep)
 	if (ep->cm_ch)
 		rdma_destroy_event_channel(ep->cm_ch);
 	perf_ctrl_close(&ep->ctrl);
-	ep->qp = NULL;
 	ep->cm_id = NULL;
 	ep->verbs = NULL;
-	ep->buf = NULL;
-	ep->mr = NULL;
-	ep->pd = NULL;
-	ep->scq = ep->rcq = NULL;
-	ep->chan = NULL;
 	ep->cm_listen = NULL;
 	ep->cm_ch = NULL;
 	ep->ah = NULL;
