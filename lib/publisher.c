@@ -299,7 +299,8 @@ static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
 		int ret;
 
 		if (msga__topic_match(c->pattern, name)) {
-			if (!msga__conn_can_data(c))
+			/* (can_ctl: a claim's room is not ours to take) */
+			if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c))
 				return -EAGAIN;
 			h.len = (uint32_t)strlen(name);
 			memcpy(msga__conn_ctl_payload(c), name, h.len);
@@ -410,8 +411,12 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 	return 0;
 }
 
-/* Every matching subscriber can take a message of len bytes now. */
-static int fanout_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
+/*
+ * Every matching subscriber can take a message of len bytes now, and
+ * still could after a poll flushed its open batch: a claim's room must
+ * survive until commit (msga__conn_can_ctl keeps control messages off it).
+ */
+static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
 {
 	struct msga__list *pos, *tmp;
 
@@ -425,8 +430,6 @@ static int fanout_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 		if (ret == -EAGAIN)
 			return ret;
 		if (ret || !topic_bit(c, topic_id))
-			continue;
-		if (len <= MSGA_FRAG_MAX && bat_fits(c, len))
 			continue;
 		if (!msga__conn_can_data(c))
 			return -EAGAIN;
@@ -451,7 +454,7 @@ static int try_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
 	if (pub->big_busy)
 		return -EAGAIN;
 	ret = pub->mc ? msga__mpub_ready(pub, topic_id, len) :
-			fanout_ready(pub, topic_id, len);
+			fanout_ready(pub, topic_id);
 	if (ret)
 		return ret;
 	if (len > MSGA_FRAG_MAX) {
@@ -541,8 +544,15 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			sent++;
 			continue;
 		}
-		if (!msga__conn_can_data(c))
+		if (!msga__conn_can_data(c)) {
+			/*
+			 * The claim found room here and control messages left
+			 * it alone since: unreachable. Were it not, a subscriber
+			 * must not miss a message without being told.
+			 */
+			msga__conn_kill(c, -ENOBUFS, 1);
 			continue;
+		}
 		if (msga__conn_send(c, &h, 0, data, (uint32_t)len,
 				    pub->tx_mr->lkey, (int32_t)slot, 0))
 			continue;
@@ -674,7 +684,7 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 		return -EBUSY;
 	for (;;) {
 		ret = pub->big_busy ? -EAGAIN :
-				      fanout_ready(pub, topic_id, len);
+				      fanout_ready(pub, topic_id);
 		if (!ret)
 			return commit_small(pub, CLAIM_INLINE, topic_id, data,
 					    len);

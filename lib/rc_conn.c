@@ -221,14 +221,26 @@ int msga__conn_can_data(const struct msga__conn *c)
 	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
 }
 
+/*
+ * A claimed message was promised room on every matching connection
+ * (fanout_ready), and a poll between claim and commit must not spend it:
+ * while the publisher holds a claim, a control message also leaves room
+ * for one data message after it (ring: the record may bring a PAD, so two
+ * of the largest records; a SEND: two credits and a send slot).
+ */
 int msga__conn_can_ctl(const struct msga__conn *c)
 {
+	int claim = c->pub && c->pub->claimed;
+
 	if (c->ring && c->pub)
-		return msga__ring_can_place(&c->rw, 0) &&
-		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
+		return msga__ring_can_place(&c->rw, claim ?
+					    3u * MSGA__RING_REC_MAX : 0) &&
+		       c->tx_seq + (claim ? 4 : 2) - c->tx_done <= c->sq_depth;
 	/* An open batch has its credit and send slot set aside. */
-	return msga__credit_avail(&c->cr) >= 1 + c->bat_open &&
-	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
+	return msga__credit_avail(&c->cr) >= 1u + c->bat_open +
+					      (claim ? 2u : 0u) &&
+	       c->tx_seq + c->bat_open + (claim ? 1 : 0) - c->tx_done <
+		       c->sq_depth;
 }
 
 int msga__conn_send_credit(struct msga__conn *c)

@@ -6,9 +6,11 @@
  * stream; a held ring message must pin the ring (back-pressure, no loss);
  * msga_ctx_fd() must refuse a context whose data would wake nobody; and a
  * reassembled message can be held past later large ones. A callback may
- * publish, but polling its own context from there is refused.
+ * publish, but polling its own context from there is refused. A claim's
+ * room survives whatever the publisher sends between claim and commit.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -304,4 +306,50 @@ Test(rc_paths, a_callback_may_publish_but_not_poll_its_context,
 	msga_ctx_close(cc);
 	msga_ctx_close(cb);
 	msga_ctx_close(ca);
+}
+
+/*
+ * A claim found room on every matching connection; what the publisher
+ * sends before the commit (here: announcements of 700 new topics, more
+ * than the SEND connection's 128 credits and the ring connection's send
+ * queue) must leave it, or the commit would reach one subscriber and
+ * skip the other. Both get the message, and every topic after.
+ */
+Test(rc_paths, a_claim_keeps_its_room_until_commit, .timeout = 120)
+{
+	static struct dp_rec ring_rec, send_rec, ev;
+	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
+	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	uint32_t t = topic(pub, "room.0"), last = 0;
+	struct msga_claim c;
+	char name[32];
+
+	ring_rec.strict = send_rec.strict = 1;
+	dp_connect(sub_with(cs, "room.*", 0, dp_on_msg, &ring_rec), pub,
+		   both, 2, 1);
+	dp_connect(sub_with(cs, "room.*", MSGA_SUB_NO_RING, dp_on_msg,
+			    &send_rec), pub, both, 2, 2);
+	cr_assert_eq(msga_pub_claim(pub, t, 64, &c), 0);
+	dp_fill(c.data, 64, t, 1);
+	for (int i = 1; i <= 700; i++) {
+		snprintf(name, sizeof(name), "room.%d", i);
+		last = topic(pub, name);
+	}
+	cr_expect_eq(msga_pub_commit(pub, &c), 2);
+	cr_assert(dp_poll_until64(both, 2, &ring_rec.total, 1, 10000));
+	cr_assert(dp_poll_until64(both, 2, &send_rec.total, 1, 10000));
+	/* The held-back announcements go out once there is room. */
+	dp_send(pub, last, 1, 64, both, 2);
+	cr_assert(dp_poll_until64(both, 2, &ring_rec.total, 2, 10000));
+	cr_assert(dp_poll_until64(both, 2, &send_rec.total, 2, 10000));
+	cr_expect_eq(ring_rec.bad + send_rec.bad, 0, "%s%s",
+		     ring_rec.first_bad, send_rec.first_bad);
+	for (int k = 0; k < DP_CONNS; k++)
+		if (ring_rec.got[k][last % DP_TOPICS])
+			cr_expect_str_eq(ring_rec.topic_name[k]
+						    [last % DP_TOPICS], name);
+	cr_expect_eq(ev.disconnected, 0);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
 }
