@@ -445,27 +445,51 @@ static int big_buffer(struct msga_pub *pub)
 	return pub->big_buf ? 0 : msga__neg_errno(ENOMEM);
 }
 
-static int try_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
-		     struct msga_claim *claim)
+/*
+ * Room for a message of len bytes on every matching subscriber (and a send
+ * buffer, if it needs one): -EAGAIN when there is none yet, or with
+ * MSGA_PUB_BLOCK poll until there is. The one wait of claim and send.
+ */
+static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
+		    int need_buf)
+{
+	for (;;) {
+		int ret = pub->big_busy ? -EAGAIN :
+			  pub->mc ? msga__mpub_ready(pub, topic_id, len) :
+				    fanout_ready(pub, topic_id);
+
+		if (!ret && need_buf && !pub->tx_nfree)
+			ret = -EAGAIN;
+		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
+			return ret;
+		/* (from a callback of this context: -EDEADLK) */
+		ret = msga_ctx_poll(pub->ctx, 64);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
+			    size_t len, struct msga_claim *claim)
 {
 	uint32_t slot;
 	int ret;
 
-	if (pub->big_busy)
-		return -EAGAIN;
-	ret = pub->mc ? msga__mpub_ready(pub, topic_id, len) :
-			fanout_ready(pub, topic_id);
+	if (!pub || !claim || !topic_ok(pub, topic_id))
+		return -EINVAL;
+	if (len > MSGA_MSG_MAX)
+		return -EMSGSIZE;
+	if (pub->claimed)
+		return -EBUSY;
+	ret = room_for(pub, topic_id, len, len <= MSGA_FRAG_MAX);
+	if (!ret && len > MSGA_FRAG_MAX)
+		ret = big_buffer(pub);
 	if (ret)
 		return ret;
 	if (len > MSGA_FRAG_MAX) {
-		ret = big_buffer(pub);
-		if (ret)
-			return ret;
 		slot = CLAIM_BIG;
 		claim->data = pub->big_buf;
 	} else {
-		if (!pub->tx_nfree)
-			return -EAGAIN;
 		slot = pub->tx_free[--pub->tx_nfree];
 		claim->data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
 	}
@@ -476,27 +500,6 @@ static int try_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
 	claim->priv_[2] = (uint32_t)len;
 	pub->claimed = 1;
 	return 0;
-}
-
-MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
-			    size_t len, struct msga_claim *claim)
-{
-	int ret;
-
-	if (!pub || !claim || !topic_ok(pub, topic_id))
-		return -EINVAL;
-	if (len > MSGA_MSG_MAX)
-		return -EMSGSIZE;
-	if (pub->claimed)
-		return -EBUSY;
-	for (;;) {
-		ret = try_claim(pub, topic_id, len, claim);
-		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
-			return ret;
-		ret = msga_ctx_poll(pub->ctx, 64);
-		if (ret < 0)
-			return ret;
-	}
 }
 
 static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
@@ -682,18 +685,8 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 		return -EINVAL;
 	if (pub->claimed)
 		return -EBUSY;
-	for (;;) {
-		ret = pub->big_busy ? -EAGAIN :
-				      fanout_ready(pub, topic_id);
-		if (!ret)
-			return commit_small(pub, CLAIM_INLINE, topic_id, data,
-					    len);
-		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
-			return ret;
-		ret = msga_ctx_poll(pub->ctx, 64);
-		if (ret < 0)
-			return ret;
-	}
+	ret = room_for(pub, topic_id, len, 0);
+	return ret ? ret : commit_small(pub, CLAIM_INLINE, topic_id, data, len);
 }
 
 MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,

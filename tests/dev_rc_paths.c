@@ -240,15 +240,16 @@ Test(rc_paths, reassembled_message_held_over_send_recv, .timeout = 60)
  * A callback may publish but not poll its own context. On context A, a
  * subscriber's callback: polls A (-EDEADLK), echoes the message on
  * another publisher of A (works), starts a 1 MiB message on a blocking
- * publisher of A and then sends a small one there, which would have to
- * wait for the large one and cannot poll (-EDEADLK). B receives both.
+ * publisher of A and then sends (and claims) a small one there, which
+ * would have to wait for the large one and cannot poll (-EDEADLK). B
+ * receives the echo and the large one.
  */
 static struct {
 	struct msga_ctx *ctx;
 	struct msga_pub *echo, *blocking;
 	uint32_t echo_topic, big_topic;
-	int poll_ret, echo_ret, big_ret, wait_ret, calls;
-	struct msga_claim big;
+	int poll_ret, echo_ret, big_ret, wait_ret, claim_ret, calls;
+	struct msga_claim big, small;
 } nest;
 
 static void nest_on_msg(const struct msga_msg *msg, void *user)
@@ -269,6 +270,9 @@ static void nest_on_msg(const struct msga_msg *msg, void *user)
 	}
 	nest.wait_ret = msga_pub_send(nest.blocking, nest.big_topic, small,
 				      sizeof(small));
+	/* (a claim waits the same way: refused, and nothing is claimed) */
+	nest.claim_ret = msga_pub_claim(nest.blocking, nest.big_topic,
+					sizeof(small), &nest.small);
 }
 
 Test(rc_paths, a_callback_may_publish_but_not_poll_its_context,
@@ -298,6 +302,7 @@ Test(rc_paths, a_callback_may_publish_but_not_poll_its_context,
 		     nest.echo_ret);
 	cr_expect_eq(nest.big_ret, 1, "1 MiB message: %d", nest.big_ret);
 	cr_expect_eq(nest.wait_ret, -EDEADLK);
+	cr_expect_eq(nest.claim_ret, -EDEADLK);
 	/* Outside callbacks all of it goes on: the echo and the 1 MiB one. */
 	cr_assert(dp_poll_until64(all, 3, &echo_rec.total, 1, 10000));
 	cr_assert(dp_poll_until64(all, 3, &big_rec.total, 1, 30000));
