@@ -115,6 +115,7 @@ struct msga__conn {
 	int was_ready;
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
+	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	char peer[64];
@@ -267,6 +268,7 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);
 char *msga__conn_ctl_payload(struct msga__conn *c);
 int msga__conn_send_credit(struct msga__conn *c);
+void msga__conn_drop_qp(struct msga__conn *c);
 int msga__conn_can_data(const struct msga__conn *c);
 int msga__conn_can_ctl(const struct msga__conn *c);
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,

@@ -84,26 +84,48 @@ static int conn_create_qp(struct msga__conn *c)
 	return 0;
 }
 
-/* Buffers, CQ and QP, then every receive, before connect or accept. */
+/*
+ * Buffers, CQ and QP, then every receive, before connect or accept. A
+ * connect tried again on a new cm_id (msga__conn_drop_qp) keeps the
+ * buffers and its place on the SRQ, and gets a new CQ and QP.
+ */
 int msga__conn_setup(struct msga__conn *c)
 {
-	int ret;
+	int ret = 0;
 
 	if (c->cm->verbs != c->ctx->verbs)
 		return -ENODEV;
-	/* A subscriber's SEND/RECV data: its SRQ, posted already, if it
-	 * has room for one more connection. */
-	if (c->sub && !c->ring) {
-		ret = msga__srq_attach(c);
-		if (ret < 0)
-			return ret;
+	if (!c->tx_tag) {
+		/* A subscriber's SEND/RECV data: its SRQ, posted already,
+		 * if it has room for one more connection. */
+		if (c->sub && !c->ring) {
+			ret = msga__srq_attach(c);
+			if (ret < 0)
+				return ret;
+		}
+		ret = conn_alloc_bufs(c);
 	}
-	ret = conn_alloc_bufs(c);
 	if (!ret)
 		ret = conn_create_qp(c);
 	for (uint32_t i = 0; !ret && !c->srq && i < c->rx_depth; i++)
 		ret = msga__conn_post_recv(c, i);
 	return ret;
+}
+
+/*
+ * Before a connect is tried again on a new cm_id: the QP belongs to the
+ * old id. It never connected, so nothing was sent or received on it; the
+ * CQ goes too, so that no flushed receive of it can reach the new QP's.
+ */
+void msga__conn_drop_qp(struct msga__conn *c)
+{
+	if (c->qp)
+		rdma_destroy_qp(c->cm);
+	c->qp = NULL;
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	c->cq = NULL;
+	c->armed = 0;
 }
 
 int msga__conn_post_recv(struct msga__conn *c, uint32_t idx)

@@ -147,6 +147,36 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 
 /* ---------------------------------------------------- connection events */
 
+/*
+ * iWARP connects over TCP from the port rdma_cm bound for the cm_id, and
+ * a TCP connection from that port to the same publisher may still be in
+ * TIME_WAIT: rdma_connect() fails with EADDRINUSE (seen on siw when
+ * subscribers reconnect quickly). rdma_cm's port space is not TCP's, so
+ * it cannot avoid that port; a new id can. The new one binds its port
+ * (rdma_resolve_addr) while the old still holds its own, so it gets
+ * another, and the connection starts over from address resolution.
+ */
+#define CONNECT_TRIES 4
+
+static int connect_again(struct msga__conn *c)
+{
+	struct rdma_cm_id *old = c->cm, *id;
+
+	if (++c->connect_tries >= CONNECT_TRIES)
+		return -EADDRINUSE;
+	if (rdma_create_id(c->ctx->cm_ch, &id, c, RDMA_PS_TCP))
+		return msga__neg_errno(ENOMEM);
+	if (rdma_resolve_addr(id, NULL, rdma_get_peer_addr(old), 2000)) {
+		rdma_destroy_id(id);
+		return -EHOSTUNREACH;
+	}
+	msga__conn_drop_qp(c);
+	rdma_destroy_id(old); /* (its event was acked: cm_one) */
+	c->cm = id;
+	msga__ctx_cm_soon(c->ctx);
+	return 0;
+}
+
 static int on_route(struct msga__conn *c)
 {
 	struct rdma_conn_param param = { .retry_count = 7 };
@@ -154,7 +184,7 @@ static int on_route(struct msga__conn *c)
 	uint8_t buf[MSGA__WIRE_HELLO_LEN];
 	int ret = msga__conn_setup(c);
 
-	if (!ret && c->ring)
+	if (!ret && c->ring && !c->ring_buf)
 		ret = msga__ring_rx_setup(c);
 	if (ret)
 		return ret;
@@ -163,7 +193,8 @@ static int on_route(struct msga__conn *c)
 	param.private_data = buf;
 	param.private_data_len = sizeof(buf);
 	if (rdma_connect(c->cm, &param))
-		return msga__neg_errno(ECONNREFUSED);
+		return errno == EADDRINUSE ? connect_again(c) :
+					     msga__neg_errno(ECONNREFUSED);
 	c->state = MSGA__C_CONNECTING;
 	return 0;
 }
