@@ -193,15 +193,11 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 	return 0;
 }
 
-/*
- * Post one message: on a ring connection's publisher side a WRITE into the
- * subscriber's ring (rc_ring.c), otherwise a SEND of the header (plus
- * ctl_len bytes after it) from this send slot's header buffer, then
- * ext_len bytes of ext. The caller checked msga__conn_can_data/_ctl.
- */
-int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal)
+/* A SEND of the header (and ctl_len bytes after it) from this send
+ * slot's header buffer, then ext_len bytes of ext. */
+static int conn_send_recv(struct msga__conn *c, struct msga__wire_hdr *h,
+			  uint32_t ctl_len, const void *ext, uint32_t ext_len,
+			  uint32_t ext_lkey, int32_t tag, int force_signal)
 {
 	char *hb = c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT;
 	struct ibv_sge sge[2] = {
@@ -214,9 +210,6 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		.opcode = IBV_WR_SEND,
 	};
 
-	if (c->ring && c->pub)
-		return msga__ring_send(c, h, ctl_len, ext, ext_len, ext_lkey,
-				       tag, force_signal);
 	h->credit = msga__credit_on_send(&c->cr);
 	if (c->ring) {
 		/* A ring's reader reports freed bytes, not receives. */
@@ -226,6 +219,23 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	msga__wire_hdr_put(hb, h);
 	return msga__conn_post(c, &wr, 1, sge[0].length + ext_len, tag,
 			       force_signal);
+}
+
+/*
+ * Post one message: on a ring connection's publisher side a WRITE into the
+ * subscriber's ring (rc_ring.c), otherwise a SEND. The caller checked
+ * msga__conn_can_data/_ctl. (The ring is tested first, so the hot path
+ * builds no SEND work request it will not post.)
+ */
+int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
+		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
+		    uint32_t ext_lkey, int32_t tag, int force_signal)
+{
+	if (c->ring && c->pub)
+		return msga__ring_send(c, h, ctl_len, ext, ext_len, ext_lkey,
+				       tag, force_signal);
+	return conn_send_recv(c, h, ctl_len, ext, ext_len, ext_lkey, tag,
+			      force_signal);
 }
 
 /*

@@ -161,7 +161,8 @@ static int short_get(struct msga__ring_reader *r, uint32_t word,
 	if (word & ~(MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
 		     MSGA__RING_SHORT_TOPIC_MASK <<
 			     MSGA__RING_SHORT_TOPIC_SHIFT) ||
-	    !r->next_seq[topic])
+	    !r->next_seq[topic] ||
+	    (word & MSGA__RING_SHORT_LEN_MASK) > MSGA_FRAG_MAX)
 		return -EPROTO;
 	*h = (struct msga__wire_hdr){ .type = MSGA__W_DATA,
 				      .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
@@ -215,11 +216,13 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 	/* peek sized the record from this word, perhaps read stale then */
 	if (size > rec_len || rec_len - size >= MSGA__RING_PAD_LEN)
 		return -EPROTO;
-	ret = is_short(word) ? short_get(r, word, h) : long_get(r, p, word, h);
-	if (ret)
-		return ret;
 	*payload = rec + head;
-	return msga__wire_hdr_check(h, *plen);
+	/* (a short record is a whole message of at most MSGA_FRAG_MAX
+	 * bytes by construction: short_get checked all of it) */
+	if (is_short(word))
+		return short_get(r, word, h);
+	ret = long_get(r, p, word, h);
+	return ret ? ret : msga__wire_hdr_check(h, *plen);
 }
 
 /*
