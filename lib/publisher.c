@@ -200,8 +200,8 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	if (peer.ring_size && msga__ring_size_ok(peer.ring_size) &&
 	    c->ctx->dev_attr.max_sge >= 3) {
 		c->ring = 1;
-		msga__ring_writer_init(&c->rw, peer.ring_addr, peer.ring_rkey,
-				       peer.ring_size);
+		msga__ring_tx_setup(c, peer.ring_addr, peer.ring_rkey,
+				    peer.ring_size);
 	}
 	msga__conn_hello(c, &mine, 1);
 	msga__wire_hello_put(buf, &mine);

@@ -163,6 +163,8 @@ struct msga__conn {
 	 * polls. 0 = this connection's data goes by SEND/RECV. */
 	int ring;
 	struct msga__ring_writer rw;   /* publisher side */
+	struct ibv_send_wr ring_wr[2]; /* its WRITEs: [0] a PAD, [1] a record */
+	struct ibv_sge ring_sge[4];    /* [0] the PAD's, [1..3] the record's */
 	struct msga__ring_reader rr;   /* subscriber side */
 	char *ring_buf;
 	struct ibv_mr *ring_mr;
@@ -285,6 +287,8 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 
 /* rc_ring.c */
 int msga__ring_rx_setup(struct msga__conn *c);
+void msga__ring_tx_setup(struct msga__conn *c, uint64_t addr, uint32_t rkey,
+			 uint32_t size);
 int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);
