@@ -289,9 +289,10 @@ static void close_endpoint(struct endpoint *ep)
 /*
  * Reflect every message, from inside the callback as a latency-bound
  * reflector would (the message is read in place and the echo leaves
- * before the poll returns). A send refused for back-pressure is kept in a
- * ring and retried from the main loop, and while that ring is not empty
- * new messages queue behind it: the consumer never drops or reorders one.
+ * before the poll returns). A send refused for back-pressure, or one that
+ * reached nobody yet, is kept in a ring and retried from the main loop,
+ * and while that ring is not empty new messages queue behind it: the
+ * consumer never drops or reorders one.
  */
 struct reflector {
 	struct endpoint ep;
@@ -318,9 +319,9 @@ static void reflect_msg(const struct msga_msg *msg, void *user)
 		int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, msg->data,
 					len);
 
-		if (ret >= 0)
+		if (ret > 0)
 			return;
-		if (ret != -EAGAIN)
+		if (ret < 0 && ret != -EAGAIN)
 			die("%s", msga_strerror(ret));
 	}
 	if (refl.head - refl.tail == refl.cap)
@@ -335,8 +336,13 @@ static void reflector_drain(void)
 		char *m = refl.ring + (refl.tail % refl.cap) * refl.size;
 		int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, m, refl.size);
 
-		/* >= 0: the number of subscribers it went to. */
-		if (ret == -EAGAIN)
+		/*
+		 * > 0: the number of subscribers it went to. 0: the producer's
+		 * subscription has not reached our publisher yet (a ping can
+		 * arrive first: each side starts when its own half is up), so
+		 * keep the echo until it has.
+		 */
+		if (ret == -EAGAIN || ret == 0)
 			return;
 		if (ret < 0)
 			die("%s", msga_strerror(ret));
@@ -643,9 +649,15 @@ static int run_pingpong(const struct opts *o, struct side_usage *self)
 		end = now_ns() + 5000000000u;
 		for (unsigned spins = 0; prod.received < want; spins++) {
 			msga_ctx_poll(prod.ep.ctx, 16);
-			if (prod.ep.peer_gone ||
-			    (spins % 256 == 255 && now_ns() > end))
-				die("%s", "echo lost or consumer gone");
+			if (prod.ep.peer_gone)
+				die("%s", "the consumer is gone");
+			if (spins % 256 == 255 && now_ns() > end) {
+				char n[24];
+
+				snprintf(n, sizeof(n), "%llu",
+					 (unsigned long long)(seq - 1));
+				die("no echo of message %s in 5 s", n);
+			}
 		}
 	}
 	stop_consumer(seq);
