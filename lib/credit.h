@@ -16,6 +16,10 @@
  * Deadlock freedom: data needs two credits, a CREDIT message one, so the
  * last credit is always kept for a CREDIT message, and a CREDIT message is
  * only sent when it reports something new (see credit.c and test_credit).
+ * While a publisher holds a claim, a control message also leaves the
+ * claimed message's two credits (msga__conn_can_ctl): that delays it
+ * until the commit or abort, which never wait for control room, so no
+ * cycle forms.
  */
 #ifndef MSGA_CREDIT_H
 #define MSGA_CREDIT_H
