@@ -306,6 +306,21 @@ struct reflector {
 
 static struct reflector refl;
 
+/*
+ * Send one echo: 1 if it went out, 0 to keep it for later. msga_pub_send
+ * returns the number of subscribers reached; 0 means the producer's
+ * subscription has not reached our publisher yet (a ping can arrive
+ * first: each side starts when its own half is up).
+ */
+static int echo(const void *m, size_t len)
+{
+	int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, m, len);
+
+	if (ret < 0 && ret != -EAGAIN)
+		die("%s", msga_strerror(ret));
+	return ret > 0;
+}
+
 static void reflect_msg(const struct msga_msg *msg, void *user)
 {
 	struct feed_hdr h;
@@ -315,15 +330,9 @@ static void reflect_msg(const struct msga_msg *msg, void *user)
 	memcpy(&h, msg->data, sizeof(h));
 	if (h.flags & FLAG_STOP)
 		refl.stop = 1;
-	if (refl.tail == refl.head && len == refl.size) {
-		int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, msg->data,
-					len);
-
-		if (ret > 0)
-			return;
-		if (ret < 0 && ret != -EAGAIN)
-			die("%s", msga_strerror(ret));
-	}
+	if (refl.tail == refl.head && len == refl.size &&
+	    echo(msg->data, len))
+		return;
 	if (refl.head - refl.tail == refl.cap)
 		die("%s", "reflector backlog full");
 	memcpy(refl.ring + (refl.head % refl.cap) * refl.size, msg->data, len);
@@ -332,22 +341,9 @@ static void reflect_msg(const struct msga_msg *msg, void *user)
 
 static void reflector_drain(void)
 {
-	while (refl.tail != refl.head) {
-		char *m = refl.ring + (refl.tail % refl.cap) * refl.size;
-		int ret = msga_pub_send(refl.ep.pub, refl.ep.topic, m, refl.size);
-
-		/*
-		 * > 0: the number of subscribers it went to. 0: the producer's
-		 * subscription has not reached our publisher yet (a ping can
-		 * arrive first: each side starts when its own half is up), so
-		 * keep the echo until it has.
-		 */
-		if (ret == -EAGAIN || ret == 0)
-			return;
-		if (ret < 0)
-			die("%s", msga_strerror(ret));
+	while (refl.tail != refl.head &&
+	       echo(refl.ring + (refl.tail % refl.cap) * refl.size, refl.size))
 		refl.tail++;
-	}
 }
 
 static int run_consumer(const struct opts *o, int report_fd)

@@ -73,6 +73,12 @@ static void measure_read_cost(void)
 	(void)sink;
 }
 
+/* Two calibrations (ticks per us) within 0.5 % of each other. */
+static int calibrations_agree(double a, double b)
+{
+	return a >= 1.0 && b >= 1.0 && (a > b ? a - b : b - a) <= 0.005 * b;
+}
+
 /*
  * auto: the TSC only when the CPU flags promise it is invariant and two
  * calibrations agree. tsc: the user vouches for it (e.g. a VM that hides
@@ -95,14 +101,13 @@ static int choose(enum perf_clock_kind want)
 	 * A busy host can preempt us at a window's edge once; a TSC that
 	 * drifts or stalls disagrees every time. So up to three pairs.
 	 */
-	for (int tries = 0;; tries++) {
+	for (int tries = 0; tries < 3; tries++) {
 		a = tsc_per_us(40);
 		b = tsc_per_us(60);
-		if (a >= 1.0 && b >= 1.0 &&
-		    (a > b ? a - b : b - a) <= 0.005 * b)
+		if (calibrations_agree(a, b))
 			break;
-		if (tries < 2)
-			continue;
+	}
+	if (!calibrations_agree(a, b)) {
 		use_mono("TSC calibrations disagree");
 		return want == PERF_CLOCK_TSC ? -ENOTSUP : 0;
 	}

@@ -412,8 +412,8 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 }
 
 /*
- * Every matching subscriber can take a message of len bytes now, and
- * still could after a poll flushed its open batch: a claim's room must
+ * Every matching subscriber can take a data message now, and still could
+ * after a poll flushed its open batch: a claim's room must
  * survive until commit (msga__conn_can_ctl keeps control messages off it).
  */
 static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
@@ -482,11 +482,12 @@ MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 	if (pub->claimed)
 		return -EBUSY;
 	ret = room_for(pub, topic_id, len, len <= MSGA_FRAG_MAX);
-	if (!ret && len > MSGA_FRAG_MAX)
-		ret = big_buffer(pub);
 	if (ret)
 		return ret;
 	if (len > MSGA_FRAG_MAX) {
+		ret = big_buffer(pub);
+		if (ret)
+			return ret;
 		slot = CLAIM_BIG;
 		claim->data = pub->big_buf;
 	} else {

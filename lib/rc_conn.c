@@ -114,11 +114,13 @@ int msga__conn_setup(struct msga__conn *c)
 
 /*
  * Before a connect is tried again on a new cm_id: the QP belongs to the
- * old id. It never connected, so nothing was sent or received on it; the
- * CQ goes too, so that no flushed receive of it can reach the new QP's.
+ * old id. It never connected, but SRQ receives it may hold go back the
+ * way msga__conn_free returns them; the CQ goes too, so that nothing of
+ * the old QP can reach the new one's.
  */
 void msga__conn_drop_qp(struct msga__conn *c)
 {
+	msga__srq_conn_drain(c);
 	if (c->qp)
 		rdma_destroy_qp(c->cm);
 	c->qp = NULL;
