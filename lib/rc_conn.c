@@ -113,10 +113,11 @@ int msga__conn_setup(struct msga__conn *c)
 }
 
 /*
- * Before a connect is tried again on a new cm_id: the QP belongs to the
- * old id. It never connected, but SRQ receives it may hold go back the
- * way msga__conn_free returns them; the CQ goes too, so that nothing of
- * the old QP can reach the new one's.
+ * The QP and CQ go; buffers and the place on the SRQ stay. Used before a
+ * connect is tried again on a new cm_id (the QP belongs to the old id),
+ * and by msga__conn_free. SRQ receives the QP took go back to the SRQ: it
+ * is put in error and its CQ reaped, and once the QP is destroyed the CQ
+ * is reaped again, for a receive that was in progress (srq.c).
  */
 void msga__conn_drop_qp(struct msga__conn *c)
 {
@@ -124,6 +125,7 @@ void msga__conn_drop_qp(struct msga__conn *c)
 	if (c->qp)
 		rdma_destroy_qp(c->cm);
 	c->qp = NULL;
+	msga__srq_conn_drain(c);
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	c->cq = NULL;
@@ -374,15 +376,11 @@ static void conn_release_tags(struct msga__conn *c)
 
 void msga__conn_free(struct msga__conn *c)
 {
-	msga__srq_conn_drain(c);
-	if (c->qp)
-		rdma_destroy_qp(c->cm);
+	msga__conn_drop_qp(c);
 	/* The QP is gone, so the device no longer reads what sends named. */
 	if (c->tx_tag)
 		conn_release_tags(c);
 	msga__srq_detach(c);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
 	if (c->rx_mr)
 		ibv_dereg_mr(c->rx_mr);
 	if (c->ctl_mr)

@@ -128,7 +128,8 @@ static void srq_drain_cq(struct msga__conn *c)
  * Unlike its own receive queue, a QP's share of an SRQ is not flushed when
  * it dies, but a receive it took (reaped or not, or in progress: the error
  * state completes that one with a flush status) must go back. So: error
- * state, reap the CQ, and after the QP is destroyed reap it once more.
+ * state, reap the CQ, and after the QP is destroyed reap it once more
+ * (msga__conn_drop_qp calls this on both sides of rdma_destroy_qp).
  */
 void msga__srq_conn_drain(struct msga__conn *c)
 {
@@ -145,8 +146,6 @@ void msga__srq_detach(struct msga__conn *c)
 {
 	if (!c->srq)
 		return;
-	if (c->cq)
-		srq_drain_cq(c);
 	c->srq->nconns--;
 	c->srq = NULL;
 }

@@ -49,8 +49,12 @@ struct msga__srq {
 int msga__srq_attach(struct msga__conn *c);
 /* Give one receive back to the SRQ, and count it on c's credit. */
 int msga__srq_repost(struct msga__conn *c, uint32_t idx);
-/* Freeing c: give back every receive its CQ still has, then detach. */
+/*
+ * Give back every SRQ receive c's CQ holds, after putting its QP (if any)
+ * in error; msga__conn_drop_qp calls it before and after the QP goes.
+ */
 void msga__srq_conn_drain(struct msga__conn *c);
+/* c no longer counts on the SRQ (its QP and CQ are gone). */
 void msga__srq_detach(struct msga__conn *c);
 void msga__srq_destroy(struct msga__srq *s);
 
