@@ -3,10 +3,13 @@
  * event_fd.c - msga_ctx_fd(): one epoll fd holding the completion channel
  * and the rdma_cm channel, so any event loop can wait for msgaccel with a
  * single watcher. Once it exists, msga_ctx_poll() re-arms every CQ it
- * drains, which costs one system call per wake-up, not per message.
+ * drains, which costs one system call per wake-up, not per message. A
+ * timerfd in the same set wakes the program for what the library must do
+ * later on its own (a subscriber's nudge, subscriber.c).
  */
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "pubsub.h"
@@ -72,10 +75,20 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 	if (epfd < 0)
 		return msga__ctx_fail(ctx, msga__neg_errno(EMFILE),
 				      "msga_ctx_fd: epoll_create1");
+	ctx->timerfd = timerfd_create(CLOCK_MONOTONIC,
+				      TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ctx->timerfd < 0) {
+		close(epfd);
+		return msga__ctx_fail(ctx, msga__neg_errno(EMFILE),
+				      "msga_ctx_fd: timerfd_create");
+	}
 	ret = ep_add(epfd, ctx->comp_channel->fd);
 	if (!ret)
 		ret = ep_add(epfd, ctx->cm_ch->fd);
+	if (!ret)
+		ret = ep_add(epfd, ctx->timerfd);
 	if (ret) {
+		close(ctx->timerfd);
 		close(epfd);
 		return msga__ctx_fail(ctx, ret, "msga_ctx_fd: epoll_ctl");
 	}
@@ -83,4 +96,26 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 	/* Every CQ starts unarmed; the next msga_ctx_poll() arms them. */
 	ctx->evmode = 1;
 	return epfd;
+}
+
+void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (!delay_ns)
+		delay_ns = 1; /* 0 would disarm it */
+	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
+	if (!timerfd_settime(ctx->timerfd, 0, &its, NULL))
+		ctx->timer_armed = 1;
+}
+
+/* Once it fired, the timer keeps the descriptor readable until read. */
+void msga__ctx_timer_ack(struct msga_ctx *ctx)
+{
+	uint64_t expirations;
+
+	if (read(ctx->timerfd, &expirations, sizeof(expirations)) ==
+	    (ssize_t)sizeof(expirations))
+		ctx->timer_armed = 0;
 }

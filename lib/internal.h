@@ -47,7 +47,10 @@ struct msga_ctx {
 	struct msga__list pubs;
 	struct msga__list subs;
 	int epfd;                         /* msga_ctx_fd(), when evmode */
+	int timerfd;                      /* in epfd: wakes for nudges */
+	int timer_armed;
 	int evmode;                       /* CQs are armed for events */
+	uint32_t unheard;                 /* subscriber conns to nudge */
 	int reap;                         /* dead connections wait to be freed */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 	uint64_t cm_busy_until;           /* look often until then (poll.c) */

@@ -463,11 +463,18 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 	struct msga__list *pos, *tmp;
 	int done = 0;
 
-	if (ctx->cm_ch && cm_due(ctx))
+	if (ctx->cm_ch && cm_due(ctx)) {
 		while (cm_one(ctx))
 			done++;
-	if (ctx->evmode)
+		/* (a busy-poller looks as often as at rdma_cm) */
+		if (ctx->unheard)
+			msga__sub_nudge(ctx);
+	}
+	if (ctx->evmode) {
 		drain_comp_channel(ctx);
+		if (ctx->timer_armed)
+			msga__ctx_timer_ack(ctx);
+	}
 	ctx->polls++;
 	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
 		struct msga__conn *c = msga__container_of(pos,
@@ -522,8 +529,10 @@ void msga__ctx_pubsub_close(struct msga_ctx *ctx)
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
 		msga__udep_free(msga__container_of(pos, struct msga__udep,
 						   ctx_node));
-	if (ctx->evmode)
+	if (ctx->evmode) {
+		close(ctx->timerfd);
 		close(ctx->epfd);
+	}
 	ctx->evmode = 0;
 	if (ctx->cm_ch)
 		rdma_destroy_event_channel(ctx->cm_ch);

@@ -318,6 +318,8 @@ static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
 static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 			const char *payload)
 {
+	uint64_t sent;
+
 	if (c->state != MSGA__C_CONNECTING)
 		return -EPROTO;
 	memcpy(c->pattern, payload, h->len);
@@ -327,7 +329,11 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
 	c->pub->nready++;
+	sent = c->tx_seq;
 	conn_announce(c->pub, c);
+	/* Answer at once, whatever matched: subscriber.c says why. */
+	if (c->tx_seq == sent)
+		msga__conn_send_credit(c);
 	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
 	return 0;
 }

@@ -116,6 +116,8 @@ struct msga__conn {
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
 	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
+	int heard;                     /* subscriber: the publisher answered */
+	uint64_t nudge_at;             /* subscriber: next nudge if not */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	char peer[64];
@@ -311,8 +313,14 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns);
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
+/* Nudge the publishers that have not answered a SUBSCRIBE yet. */
+void msga__sub_nudge(struct msga_ctx *ctx);
 /* Free every reassembly buffer: held, idle and the current one. */
 void msga__rs_free_all(struct msga__conn *c);
+
+/* event_fd.c: event mode's timer, one-shot, delay_ns from now */
+void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns);
+void msga__ctx_timer_ack(struct msga_ctx *ctx);
 
 /* poll.c */
 int msga__ctx_cm_channel(struct msga_ctx *ctx);

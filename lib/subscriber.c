@@ -199,6 +199,19 @@ static int on_route(struct msga__conn *c)
 	return 0;
 }
 
+/*
+ * soft-iWARP (siw, Linux 6.1) can leave the first message we send unread:
+ * the passive side sends its MPA reply before it hands the TCP socket to
+ * the QP, and data that lands in between stays in the socket until more
+ * arrives (siw_accept(); seen in the test VM, where a publisher never
+ * learned of a subscriber whose SUBSCRIBE sat there, and neither side
+ * ever sent again). So a publisher answers every SUBSCRIBE at once (topic
+ * names or a CREDIT), and until a subscriber hears from it, it sends a
+ * CREDIT every NUDGE_NS: the next data to arrive makes siw read it all.
+ * Harmless elsewhere: the answer comes long before the first nudge.
+ */
+#define NUDGE_NS 20000000ull
+
 /* Established: learn the publisher's ring, then send first: SUBSCRIBE. */
 static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 {
@@ -220,8 +233,50 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 		return ret;
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
+	c->nudge_at = msga__now_ns() + NUDGE_NS;
+	c->ctx->unheard++;
 	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
 	return 0;
+}
+
+/*
+ * Whether the publisher has sent us anything: any SEND counts a receive,
+ * any ring record advances the reader (no cost on the data path).
+ */
+static int conn_heard(const struct msga__conn *c)
+{
+	return c->cr.rx_count || c->rr.nrec;
+}
+
+void msga__sub_nudge(struct msga_ctx *ctx)
+{
+	struct msga__list *pos, *tmp;
+	uint64_t now = msga__now_ns(), next = UINT64_MAX;
+	uint32_t unheard = 0;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+		struct msga__conn *c =
+			msga__container_of(pos, struct msga__conn, ctx_node);
+
+		if (!c->sub || c->state != MSGA__C_READY || c->heard)
+			continue;
+		if (conn_heard(c)) {
+			c->heard = 1;
+			continue;
+		}
+		if (now >= c->nudge_at) {
+			/* (no room: the publisher owes us credit, and will
+			 * send it; try again meanwhile) */
+			msga__conn_send_credit(c);
+			c->nudge_at = now + NUDGE_NS;
+		}
+		if (c->nudge_at < next)
+			next = c->nudge_at;
+		unheard++;
+	}
+	ctx->unheard = unheard;
+	if (unheard && ctx->evmode)
+		msga__ctx_timer_arm(ctx, next - now);
 }
 
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev)

@@ -19,7 +19,7 @@ packages=(
 	# virtme-ng builds an initramfs, which needs one
 	qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	busybox-static
-	iproute2 kmod xz-utils bc flex bison libelf-dev libssl-dev python3-venv
+	iproute2 kmod xz-utils patch bc flex bison libelf-dev libssl-dev python3-venv
 	# docs, checks, charts
 	groff-base valgrind clang gnuplot-nox jq
 )

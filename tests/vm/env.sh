@@ -13,8 +13,12 @@ msga_vm_kver() {
 	basename "$(msga_vm_kernel)" | sed 's/^vmlinuz-//'
 }
 
+# The module's directory names the kernel and the test patch it carries.
 msga_siw_ko() {
-	echo "$MSGA_CACHE_DIR/siw-$(msga_vm_kver)/siw.ko"
+	local here patch
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	patch=$(md5sum <"$here/siw-accept-delay.patch" | cut -c1-8)
+	echo "$MSGA_CACHE_DIR/siw-$(msga_vm_kver)-$patch/siw.ko"
 }
 
 # Test devices inside the VM: "device:address:transport" for each. Both
