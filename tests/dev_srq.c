@@ -63,6 +63,28 @@ static void die(int code)
 	_exit(code);
 }
 
+/*
+ * What the publishers heard, to print when a count comes out wrong: the
+ * peers that became subscribers and those that went away, with why.
+ */
+static char pub_log[4096];
+static size_t pub_log_len;
+
+static void on_pub_event(const struct msga_event *ev, void *user)
+{
+	int k = (int)(intptr_t)user;
+	int n;
+
+	if (pub_log_len >= sizeof(pub_log) - 64)
+		pub_log_len = 0; /* keep the newest */
+	n = snprintf(pub_log + pub_log_len, sizeof(pub_log) - pub_log_len,
+		     " [pub %d conn %u %s: %s %d]", k, ev->conn_id, ev->peer,
+		     ev->type == MSGA_EVENT_CONNECTED ? "up" : "down",
+		     ev->status);
+	if (n > 0)
+		pub_log_len += (size_t)n;
+}
+
 /* One message on publisher k if it has subscribers: 0, or -EAGAIN. */
 static int publish(struct pubs *p, int k)
 {
@@ -116,8 +138,9 @@ static void child_wait_subs(struct pubs *p, int in, int out)
 	fcntl(in, F_SETFL, O_NONBLOCK);
 	while (subscribers(p) != n) {
 		if (dp_now_ms() > end) {
-			fprintf(stderr, "child: %d subscribers, not %d\n",
-				subscribers(p), n);
+			fprintf(stderr, "child: %d subscribers, not %d; "
+				"last error: %s; events:%s\n", subscribers(p),
+				n, msga_ctx_last_error(p->ctx), pub_log);
 			die(25);
 		}
 		child_poll(p);
@@ -158,7 +181,9 @@ static void child_main(int npubs, int big, int in, int out)
 		die(10);
 	for (int k = 0; k < npubs; k++) {
 		struct msga_pub_attr a = { .size = sizeof(a),
-					   .uri = dp_uri(0) };
+					   .uri = dp_uri(0),
+					   .on_event = on_pub_event,
+					   .user = (void *)(intptr_t)k };
 		uint16_t port;
 
 		if (msga_pub_create(p.ctx, &a, &p.pub[k]) ||
