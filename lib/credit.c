@@ -8,14 +8,6 @@ void msga__credit_init(struct msga__credit *c, uint32_t depth,
 	*c = (struct msga__credit){ .depth = depth, .peer_depth = peer_depth };
 }
 
-uint32_t msga__credit_avail(const struct msga__credit *c)
-{
-	int64_t n = (int64_t)c->peer_depth +
-		    (int32_t)(c->peer_freed - c->tx_sent);
-
-	return n > 0 ? (uint32_t)n : 0;
-}
-
 int msga__credit_can_data(const struct msga__credit *c)
 {
 	return msga__credit_avail(c) >= 2;

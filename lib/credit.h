@@ -39,7 +39,13 @@ struct msga__credit {
 void msga__credit_init(struct msga__credit *c, uint32_t depth,
 		       uint32_t peer_depth);
 /* Credits left now (may be 0). */
-uint32_t msga__credit_avail(const struct msga__credit *c);
+static inline uint32_t msga__credit_avail(const struct msga__credit *c)
+{
+	int64_t n = (int64_t)c->peer_depth +
+		    (int32_t)(c->peer_freed - c->tx_sent);
+
+	return n > 0 ? (uint32_t)n : 0;
+}
 /* Whether a data / control SEND may be posted now. */
 int msga__credit_can_data(const struct msga__credit *c);
 int msga__credit_can_ctl(const struct msga__credit *c);

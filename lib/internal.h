@@ -52,6 +52,7 @@ struct msga_ctx {
 	int evmode;                       /* CQs are armed for events */
 	uint32_t unheard;                 /* subscriber conns to nudge */
 	int reap;                         /* dead connections wait to be freed */
+	int pub_work;                     /* a publisher needs progress */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 	uint64_t cm_busy_until;           /* look often until then (poll.c) */
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */

@@ -111,6 +111,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		return ret;
 	}
 	*pubp = pub;
+	msga__pub_work(pub); /* (a multicast publisher always has some) */
 	return 0;
 }
 
@@ -329,6 +330,7 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
 	c->pub->nready++;
+	msga__pub_work(c->pub);
 	sent = c->tx_seq;
 	conn_announce(c->pub, c);
 	/* Answer at once, whatever matched: subscriber.c says why. */
@@ -409,6 +411,7 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 		if (ret)
 			return ret;
 		pub->ntopics++;
+		msga__pub_work(pub);
 		msga__list_for_each_safe(pos, tmp, &pub->conns)
 			if (own_conn(pos)->state == MSGA__C_READY)
 				conn_announce(pub, own_conn(pos));
@@ -432,7 +435,7 @@ static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
 
 		if (c->state != MSGA__C_READY)
 			continue;
-		ret = conn_announce(pub, c);
+		ret = c->ann < pub->ntopics ? conn_announce(pub, c) : 0;
 		if (ret == -EAGAIN)
 			return ret;
 		if (ret || !topic_bit(c, topic_id))
@@ -498,6 +501,7 @@ MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 		claim->data = pub->big_buf;
 	} else {
 		slot = pub->tx_free[--pub->tx_nfree];
+		msga__pub_work(pub);
 		claim->data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
 	}
 	claim->len = len;
@@ -545,10 +549,11 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			sent++;
 			continue;
 		}
-		if (bat_flush(c))
+		if (c->bat_open && bat_flush(c))
 			continue;
 		if (bat_should_open(c, len)) {
 			c->bat_open = 1;
+			msga__pub_work(pub);
 			c->bat_len = 0;
 			bat_append(c, &h, data, len);
 			sent++;
@@ -636,6 +641,7 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 		sent++;
 	}
 	big_pump(pub);
+	msga__pub_work(pub);
 	return sent;
 }
 
@@ -734,13 +740,20 @@ static void flush_unsignalled(struct msga_pub *pub)
 	}
 }
 
-void msga__pub_progress(struct msga_pub *pub)
+/*
+ * The publisher's work that no completion starts: big fragments to pump,
+ * open batches to flush, topic names to announce, send buffers to win
+ * back. 1 if some remains, so the next poll comes back (poll.c skips this
+ * while no publisher has any: see msga__pub_work).
+ */
+int msga__pub_progress(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
+	int more = 0;
 
 	if (pub->mc) {
 		msga__mpub_progress(pub);
-		return;
+		return 1;
 	}
 	if (pub->big_busy)
 		big_pump(pub);
@@ -749,11 +762,15 @@ void msga__pub_progress(struct msga_pub *pub)
 
 		if (c->state != MSGA__C_READY)
 			continue;
-		if (c->bat_open) /* (tested here too: this runs every poll) */
+		if (c->bat_open)
 			bat_flush(c);
 		if (c->ann < pub->ntopics)
 			conn_announce(pub, c);
+		more |= c->bat_open || c->ann < pub->ntopics;
 	}
-	if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2)
+	if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2) {
 		flush_unsignalled(pub);
+		more = 1;
+	}
+	return more || pub->big_busy;
 }

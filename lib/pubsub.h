@@ -273,7 +273,21 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 char *msga__conn_ctl_payload(struct msga__conn *c);
 int msga__conn_send_credit(struct msga__conn *c);
 void msga__conn_drop_qp(struct msga__conn *c);
-int msga__conn_can_data(const struct msga__conn *c);
+/*
+ * Room for one more data message (besides an open batch's reservation),
+ * or for one control message. A SEND needs a credit (two for data, so the
+ * last is kept for a CREDIT message); a ring record needs ring space; a
+ * record may bring a PAD, so it needs two send queue slots. (Inline: a
+ * publish asks it of every subscriber twice.)
+ */
+static inline int msga__conn_can_data(const struct msga__conn *c)
+{
+	if (c->ring && c->pub)
+		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
+		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
+	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
+	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
+}
 int msga__conn_can_ctl(const struct msga__conn *c);
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
@@ -304,7 +318,12 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 		      const char *payload);
 void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
-void msga__pub_progress(struct msga_pub *pub);
+int msga__pub_progress(struct msga_pub *pub);
+/* pub has work for msga__pub_progress: the next polls call it. */
+static inline void msga__pub_work(struct msga_pub *pub)
+{
+	pub->ctx->pub_work = 1;
+}
 void msga__pub_conn_gone(struct msga__conn *c);
 void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot);
 

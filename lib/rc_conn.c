@@ -243,21 +243,6 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 }
 
 /*
- * Room for one more data message (besides an open batch's reservation),
- * or for one control message. A SEND needs a credit (two for data, so the
- * last is kept for a CREDIT message); a ring record needs ring space; a
- * record may bring a PAD, so it needs two send queue slots.
- */
-int msga__conn_can_data(const struct msga__conn *c)
-{
-	if (c->ring && c->pub)
-		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
-		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
-	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
-	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
-}
-
-/*
  * A claimed message was promised room on every matching connection
  * (fanout_ready), and a poll between claim and commit must not spend it:
  * while the publisher holds a claim, a control message also leaves room

@@ -30,42 +30,10 @@ void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
 					 .size = size };
 }
 
-int msga__ring_can_place(const struct msga__ring_writer *w, uint32_t reserve)
-{
-	return w->size - (w->tail - w->head) >=
-	       2u * MSGA__RING_REC_MAX + reserve;
-}
-
-/* A record that would leave 4 to 12 bytes, too few for a PAD, takes them. */
-static uint32_t rec_at(uint32_t size, uint32_t off, uint32_t rec)
-{
-	uint32_t left = size - off - rec;
-
-	return left && left < MSGA__RING_PAD_LEN ? rec + left : rec;
-}
-
-static int is_short(uint32_t word)
-{
-	return (word & (MSGA__RING_PAD_BIT | MSGA__RING_SHORT_BIT)) ==
-	       MSGA__RING_SHORT_BIT;
-}
-
-/* A record's head bytes and payload length, from its first word. */
-static uint32_t head_len_of(uint32_t word, uint32_t *plen)
-{
-	if (is_short(word)) {
-		*plen = word & MSGA__RING_SHORT_LEN_MASK;
-		return MSGA__RING_SHORT_HEAD;
-	}
-	*plen = word & MSGA__RING_LEN_MASK;
-	return MSGA__RING_HEAD +
-	       (word & MSGA__RING_EXT_BIT ? MSGA__RING_EXT : 0);
-}
-
 /* A (non-PAD) record's bytes, before the rule about the ring's end. */
 static uint32_t rec_size_of(uint32_t word)
 {
-	uint32_t plen, head = head_len_of(word, &plen);
+	uint32_t plen, head = msga__ring_head_len_of(word, &plen);
 
 	return msga__ring_rec_size(head, plen);
 }
@@ -105,7 +73,7 @@ void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
 		off = 0;
 	}
 	p->off = off;
-	p->rec = rec_at(w->size, off, rec);
+	p->rec = msga__ring_rec_at(w->size, off, rec);
 	p->stamp = msga__ring_stamp(w->nrec++);
 	w->tail += p->rec;
 	w->off = off + p->rec == w->size ? 0 : off + p->rec;
@@ -208,7 +176,7 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 			const char **payload, uint32_t *plen)
 {
 	const uint8_t *p = (const uint8_t *)rec;
-	uint32_t word = msga__get32(p), head = head_len_of(word, plen), size;
+	uint32_t word = msga__get32(p), head = msga__ring_head_len_of(word, plen), size;
 
 	int ret;
 
@@ -219,28 +187,10 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 	*payload = rec + head;
 	/* (a short record is a whole message of at most MSGA_FRAG_MAX
 	 * bytes by construction: short_get checked all of it) */
-	if (is_short(word))
+	if (msga__ring_is_short(word))
 		return short_get(r, word, h);
 	ret = long_get(r, p, word, h);
 	return ret ? ret : msga__wire_hdr_check(h, *plen);
-}
-
-/*
- * The writer's NIC stores these words; read each exactly once, in order.
- * Records are 4-byte aligned, so a 64-bit field is read as two halves:
- * see ring.h for why a trailer read in halves is still safe.
- */
-static uint32_t load32(const char *p)
-{
-	return le32toh(__atomic_load_n((const uint32_t *)(const void *)p,
-				       __ATOMIC_ACQUIRE));
-}
-
-static uint64_t load64(const char *p)
-{
-	uint64_t lo = load32(p);
-
-	return lo | (uint64_t)load32(p + 4) << 32;
 }
 
 /*
@@ -253,19 +203,18 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 {
 	for (;;) {
 		uint32_t off = r->off, left = r->size - off;
-		uint64_t stamp = r->stamp;
-		uint32_t word = load32(r->buf + off), plen, head, size;
+		uint32_t word = msga__ring_load32(r->buf + off);
 
 		if (word & MSGA__RING_PAD_BIT) {
 			if (left < MSGA__RING_PAD_LEN ||
-			    load64(r->buf + off + 8) != stamp)
+			    msga__ring_load64(r->buf + off + 8) != r->stamp)
 				return 0;
 			/*
 			 * The stamp is there, so the PAD's first word is too;
 			 * but the word read above may be a stale lap's bytes
 			 * that the PAD overwrote since: read it again.
 			 */
-			word = load32(r->buf + off);
+			word = msga__ring_load32(r->buf + off);
 			if (word != (MSGA__RING_PAD_BIT | left))
 				return -EPROTO;
 			r->rd += left;
@@ -273,15 +222,10 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 			r->stamp = msga__ring_stamp(++r->nrec);
 			continue;
 		}
-		head = head_len_of(word, &plen);
-		size = msga__ring_rec_size(head, plen);
-		if (plen > MSGA_FRAG_MAX || size > left)
-			return 0;
-		size = rec_at(r->size, off, size);
-		if (load64(r->buf + off + size - MSGA__RING_TRAILER) != stamp)
+		*rec_len = msga__ring_arrived(r, word);
+		if (!*rec_len)
 			return 0;
 		*rec = r->buf + off;
-		*rec_len = size;
 		return 1;
 	}
 }
@@ -299,7 +243,7 @@ void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len)
  */
 static int rec_held(const char *rec, uint32_t word)
 {
-	return rec[is_short(word) ? MSGA__RING_SHORT_HEAD - 1 :
+	return rec[msga__ring_is_short(word) ? MSGA__RING_SHORT_HEAD - 1 :
 				     MSGA__RING_FLAGS_OFF] &
 	       MSGA__RING_HELD_MARK;
 }
@@ -317,7 +261,7 @@ void msga__ring_free(struct msga__ring_reader *r)
 		} else {
 			if (rec_held(rec, word))
 				return;
-			len = rec_at(r->size, off, rec_size_of(word));
+			len = msga__ring_rec_at(r->size, off, rec_size_of(word));
 		}
 		r->freed += len;
 		r->free_off = off + len == r->size ? 0 : off + len;

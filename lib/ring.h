@@ -67,6 +67,7 @@
 #ifndef MSGA_RING_H
 #define MSGA_RING_H
 
+#include <endian.h>
 #include <stdint.h>
 
 #include "msgaccel.h"
@@ -114,6 +115,33 @@ static inline uint32_t msga__ring_rec_size(uint32_t head_len, uint32_t plen)
 		~(MSGA__RING_ALIGN - 1)) + MSGA__RING_TRAILER;
 }
 
+/* A record that would leave 4 to 12 bytes, too few for a PAD, takes them. */
+static inline uint32_t msga__ring_rec_at(uint32_t size, uint32_t off,
+					 uint32_t rec)
+{
+	uint32_t left = size - off - rec;
+
+	return left && left < MSGA__RING_PAD_LEN ? rec + left : rec;
+}
+
+static inline int msga__ring_is_short(uint32_t word)
+{
+	return (word & (MSGA__RING_PAD_BIT | MSGA__RING_SHORT_BIT)) ==
+	       MSGA__RING_SHORT_BIT;
+}
+
+/* A record's head bytes and payload length, from its first word. */
+static inline uint32_t msga__ring_head_len_of(uint32_t word, uint32_t *plen)
+{
+	if (msga__ring_is_short(word)) {
+		*plen = word & MSGA__RING_SHORT_LEN_MASK;
+		return MSGA__RING_SHORT_HEAD;
+	}
+	*plen = word & MSGA__RING_LEN_MASK;
+	return MSGA__RING_HEAD +
+	       (word & MSGA__RING_EXT_BIT ? MSGA__RING_EXT : 0);
+}
+
 /* Stamp of record number n: never 0, and its high half never 0. */
 uint64_t msga__ring_stamp(uint64_t n);
 
@@ -145,8 +173,12 @@ struct msga__ring_place {
 void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
 			    uint32_t rkey, uint32_t size);
 /* Room for any one record, with a PAD before it, and reserve more. */
-int msga__ring_can_place(const struct msga__ring_writer *w,
-			 uint32_t reserve);
+static inline int msga__ring_can_place(const struct msga__ring_writer *w,
+				       uint32_t reserve)
+{
+	return w->size - (w->tail - w->head) >=
+	       2u * MSGA__RING_REC_MAX + reserve;
+}
 /*
  * The head a record for h with plen payload bytes gets: short, long, or
  * long with the extension (MSGA__RING_SHORT_HEAD, MSGA__RING_HEAD, or
@@ -197,6 +229,57 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 			uint32_t rec_len, struct msga__wire_hdr *h,
 			const char **payload, uint32_t *plen);
+/*
+ * The writer's NIC stores these words; the reader loads each with acquire
+ * order. Records are 4-byte aligned, so a 64-bit field is read as two
+ * halves: see the top of this file for why a trailer read so is safe.
+ */
+static inline uint32_t msga__ring_load32(const char *p)
+{
+	return le32toh(__atomic_load_n((const uint32_t *)(const void *)p,
+				       __ATOMIC_ACQUIRE));
+}
+
+static inline uint64_t msga__ring_load64(const char *p)
+{
+	uint64_t lo = msga__ring_load32(p);
+
+	return lo | (uint64_t)msga__ring_load32(p + 4) << 32;
+}
+
+/*
+ * The bytes of the record at the read position, whose first word (not a
+ * PAD's) is word, once all of it has arrived: its trailer is the stamp
+ * awaited. 0 while not: a stale lap's head only points at a trailer that
+ * does not match yet, or beyond the ring's end.
+ */
+static inline uint32_t msga__ring_arrived(const struct msga__ring_reader *r,
+					  uint32_t word)
+{
+	uint32_t off = r->off, plen, head, size;
+
+	head = msga__ring_head_len_of(word, &plen);
+	size = msga__ring_rec_size(head, plen);
+	if (plen > MSGA_FRAG_MAX || size > r->size - off)
+		return 0;
+	size = msga__ring_rec_at(r->size, off, size);
+	if (msga__ring_load64(r->buf + off + size - MSGA__RING_TRAILER) !=
+	    r->stamp)
+		return 0;
+	return size;
+}
+
+/*
+ * For idle polls, without a call: 0 if msga__ring_peek would find nothing
+ * (a PAD always counts as something: peek deals with it).
+ */
+static inline int msga__ring_may_read(const struct msga__ring_reader *r)
+{
+	uint32_t word = msga__ring_load32(r->buf + r->off);
+
+	return (word & MSGA__RING_PAD_BIT) || msga__ring_arrived(r, word);
+}
+
 /* Done parsing the record peek returned (it may still be held). */
 void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len);
 /*
