@@ -5,7 +5,8 @@
  * single watcher. Once it exists, msga_ctx_poll() re-arms every CQ it
  * drains, which costs one system call per wake-up, not per message. A
  * timerfd in the same set wakes the program for what the library must do
- * later on its own (a subscriber's nudge, subscriber.c).
+ * later on its own: UD keepalives and timeouts (poll.c), a subscriber's
+ * nudge (subscriber.c).
  */
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -98,16 +99,22 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 	return epfd;
 }
 
+/* Wake no later than delay_ns from now (an earlier wake-up stays). */
 void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns)
 {
 	struct itimerspec its = { 0 };
+	uint64_t now = msga__now_ns(), due = now + delay_ns;
 
+	if (ctx->timer_armed && ctx->timer_due > now && ctx->timer_due <= due)
+		return;
 	if (!delay_ns)
 		delay_ns = 1; /* 0 would disarm it */
 	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
 	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
-	if (!timerfd_settime(ctx->timerfd, 0, &its, NULL))
+	if (!timerfd_settime(ctx->timerfd, 0, &its, NULL)) {
 		ctx->timer_armed = 1;
+		ctx->timer_due = due;
+	}
 }
 
 /* Once it fired, the timer keeps the descriptor readable until read. */

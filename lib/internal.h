@@ -49,6 +49,7 @@ struct msga_ctx {
 	int epfd;                         /* msga_ctx_fd(), when evmode */
 	int timerfd;                      /* in epfd: wakes for nudges */
 	int timer_armed;
+	uint64_t timer_due;               /* when it fires, if armed */
 	int evmode;                       /* CQs are armed for events */
 	uint32_t unheard;                 /* subscriber conns to nudge */
 	int reap;                         /* dead connections wait to be freed */

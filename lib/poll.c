@@ -396,6 +396,9 @@ static void drain_comp_channel(struct msga_ctx *ctx)
 	}
 }
 
+/* How often an event-mode program wakes for UD timers (poll_udeps). */
+#define UD_TICK_NS 100000000ull
+
 /*
  * Multicast endpoints, then reassembly timeouts. The clock is read once,
  * and only when a completion or a pending reassembly needs it.
@@ -404,12 +407,13 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 {
 	struct msga__list *pos, *tmp;
 	uint64_t now = 0;
-	int done = 0;
+	int done = 0, timed = 0;
 
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
 		done += msga__udep_poll(msga__container_of(pos,
 				struct msga__udep, ctx_node), budget, &now);
-	if (++ctx->ud_polls % 64)
+	/* (event mode polls seldom: every poll is due) */
+	if (++ctx->ud_polls % 64 && !ctx->evmode)
 		return done;
 	/* unicast UD keepalives and timeouts */
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
@@ -420,6 +424,7 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 			continue;
 		if (!now)
 			now = msga__now_ns();
+		timed = 1;
 		if (ep->pub)
 			msga__upub_tick(ep->pub, now);
 		else
@@ -433,8 +438,17 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 			if (!now)
 				now = msga__now_ns();
 			msga__msub_expire(sub, now);
+			timed |= msga__reasm_pending(&sub->reasm);
 		}
 	}
+	/*
+	 * Keepalives, a silent peer's timeout and a stale reassembly must
+	 * happen while an event-mode program sleeps on msga_ctx_fd(): nothing
+	 * arrives to wake it when a peer has vanished. Nothing else wakes it
+	 * (an idle multicast subscriber sleeps).
+	 */
+	if (ctx->evmode && timed)
+		msga__ctx_timer_arm(ctx, UD_TICK_NS);
 	return done;
 }
 
@@ -479,6 +493,9 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 	struct msga__list *pos, *tmp;
 	int done = 0;
 
+	/* (first: what runs below may want it again) */
+	if (ctx->evmode && ctx->timer_armed)
+		msga__ctx_timer_ack(ctx);
 	if (ctx->cm_ch && cm_due(ctx)) {
 		while (cm_one(ctx))
 			done++;
@@ -486,11 +503,8 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 		if (ctx->unheard)
 			msga__sub_nudge(ctx);
 	}
-	if (ctx->evmode) {
+	if (ctx->evmode)
 		drain_comp_channel(ctx);
-		if (ctx->timer_armed)
-			msga__ctx_timer_ack(ctx);
-	}
 	ctx->polls++;
 	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
 		struct msga__conn *c = msga__container_of(pos,

@@ -337,7 +337,7 @@ void msga__sub_nudge(struct msga_ctx *ctx);
 /* Free every reassembly buffer: held, idle and the current one. */
 void msga__rs_free_all(struct msga__conn *c);
 
-/* event_fd.c: event mode's timer, one-shot, delay_ns from now */
+/* event_fd.c: event mode's timer, one-shot: wake within delay_ns */
 void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns);
 void msga__ctx_timer_ack(struct msga_ctx *ctx);
 

@@ -6,6 +6,7 @@
  * vanishes. iWARP has no UD: there each test checks the refusal.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -250,6 +251,41 @@ Test(ud, a_vanished_publisher_is_reported, .timeout = 60)
 	msga_pub_destroy(pub); /* as if its process died: no message */
 	cr_assert(dp_poll_until(&ctx[1], 1, &rec.disconnected, 1, 10000),
 		  "the subscriber never noticed");
+	cr_assert_eq(rec.last_status, -ETIMEDOUT);
+	ud_teardown(ctx);
+}
+
+/*
+ * The same in event mode: the program sleeps in poll(2) on msga_ctx_fd(),
+ * and after the publisher's last datagram nothing arrives to wake it; the
+ * library's timer must, for keepalives and the 5 s silence.
+ */
+Test(ud, a_vanished_publisher_wakes_an_event_mode_subscriber, .timeout = 60)
+{
+	struct msga_ctx *ctx[2];
+	struct dp_rec pe = { 0 }, rec = { 0 };
+	struct msga_sub *sub;
+	struct msga_pub *pub;
+	uint64_t end;
+	int fd;
+
+	if (is_iwarp())
+		return refused();
+	pub = ud_setup(ctx, &pe);
+	fd = msga_ctx_fd(ctx[1]);
+	cr_assert_geq(fd, 0, "msga_ctx_fd = %d", fd);
+	sub = dp_sub(ctx[1], "x", &rec);
+	ud_connect(sub, &rec, pub, 1, ctx, 2);
+	msga_pub_destroy(pub); /* as if its process died: no message */
+	for (end = dp_now_ms() + 10000; !rec.disconnected;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int left = (int)(end - dp_now_ms());
+
+		cr_assert_gt(left, 0, "the subscriber never noticed");
+		cr_assert_geq(poll(&pfd, 1, left), 0);
+		while (msga_ctx_poll(ctx[1], 64) > 0)
+			;
+	}
 	cr_assert_eq(rec.last_status, -ETIMEDOUT);
 	ud_teardown(ctx);
 }
