@@ -100,10 +100,11 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 }
 
 /* Wake no later than delay_ns from now (an earlier wake-up stays). */
-void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns)
+void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t now,
+			 uint64_t delay_ns)
 {
 	struct itimerspec its = { 0 };
-	uint64_t now = msga__now_ns(), due = now + delay_ns;
+	uint64_t due = now + delay_ns;
 
 	if (ctx->timer_armed && ctx->timer_due > now && ctx->timer_due <= due)
 		return;
@@ -117,11 +118,16 @@ void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns)
 	}
 }
 
-/* Once it fired, the timer keeps the descriptor readable until read. */
+/*
+ * Once it fired, the timer keeps the descriptor readable until read; read
+ * it only then, so that polls before it is due cost no system call.
+ */
 void msga__ctx_timer_ack(struct msga_ctx *ctx)
 {
 	uint64_t expirations;
 
+	if (!ctx->timer_armed || msga__now_ns() < ctx->timer_due)
+		return;
 	if (read(ctx->timerfd, &expirations, sizeof(expirations)) ==
 	    (ssize_t)sizeof(expirations))
 		ctx->timer_armed = 0;

@@ -192,6 +192,17 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 	return 0;
 }
 
+/*
+ * A ring subscriber's data is in memory; its CQ only has our own sends'
+ * completions (a failure also comes as a CM event), so it is looked at
+ * every 16th msga_ctx_poll(), or when the send queue fills.
+ */
+static int ring_cq_due(const struct msga__conn *c)
+{
+	return !(c->ctx->polls & 15) ||
+	       c->tx_seq - c->tx_done >= c->sq_depth / 2;
+}
+
 /* Drain up to budget completions; arm the CQ once it is empty. */
 int msga__conn_poll(struct msga__conn *c, int budget)
 {
@@ -199,13 +210,8 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 	int done = 0, n, i;
 
 	if (c->ring && c->sub && c->state == MSGA__C_READY) {
-		/* Data is in memory; the CQ only has our own sends'
-		 * completions (a failure also comes as a CM event), so look
-		 * at it every 16th msga_ctx_poll(), or when the send queue
-		 * fills. */
 		done = msga__ring_poll(c, budget);
-		if (c->ctx->polls % 16 &&
-		    c->tx_seq - c->tx_done < c->sq_depth / 2)
+		if (!ring_cq_due(c))
 			return done;
 	}
 	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
@@ -448,7 +454,7 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 	 * (an idle multicast subscriber sleeps).
 	 */
 	if (ctx->evmode && timed)
-		msga__ctx_timer_arm(ctx, UD_TICK_NS);
+		msga__ctx_timer_arm(ctx, now, UD_TICK_NS);
 	return done;
 }
 
@@ -474,13 +480,10 @@ static int pub_cq_can_wait(const struct msga_ctx *ctx,
  * msga__ring_peek: in a ping-pong the time to notice a record is half an
  * idle poll, and a call chain per connection was most of one.
  */
-static int ring_can_wait(const struct msga_ctx *ctx,
-			 const struct msga__conn *c)
+static int ring_can_wait(const struct msga__conn *c)
 {
-	return c->ring && (ctx->polls & 15) && c->state == MSGA__C_READY &&
-	       !c->ring_report_due &&
-	       c->tx_seq - c->tx_done < c->sq_depth / 2 &&
-	       !msga__ring_may_read(&c->rr);
+	return c->ring && c->state == MSGA__C_READY && !ring_cq_due(c) &&
+	       !c->ring_report_due && !msga__ring_may_read(&c->rr);
 }
 
 int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
@@ -494,7 +497,7 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 	int done = 0;
 
 	/* (first: what runs below may want it again) */
-	if (ctx->evmode && ctx->timer_armed)
+	if (ctx->evmode)
 		msga__ctx_timer_ack(ctx);
 	if (ctx->cm_ch && cm_due(ctx)) {
 		while (cm_one(ctx))
@@ -510,7 +513,7 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 		struct msga__conn *c = msga__container_of(pos,
 					struct msga__conn, ctx_node);
 
-		if (c->pub ? pub_cq_can_wait(ctx, c) : ring_can_wait(ctx, c))
+		if (c->pub ? pub_cq_can_wait(ctx, c) : ring_can_wait(c))
 			continue;
 		done += msga__conn_poll(c, budget);
 	}

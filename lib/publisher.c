@@ -501,7 +501,8 @@ MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 		claim->data = pub->big_buf;
 	} else {
 		slot = pub->tx_free[--pub->tx_nfree];
-		msga__pub_work(pub);
+		if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2)
+			msga__pub_work(pub); /* flush_unsignalled's turn */
 		claim->data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
 	}
 	claim->len = len;

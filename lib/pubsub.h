@@ -116,7 +116,6 @@ struct msga__conn {
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
 	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
-	int heard;                     /* subscriber: the publisher answered */
 	uint64_t nudge_at;             /* subscriber: next nudge if not */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -337,8 +336,9 @@ void msga__sub_nudge(struct msga_ctx *ctx);
 /* Free every reassembly buffer: held, idle and the current one. */
 void msga__rs_free_all(struct msga__conn *c);
 
-/* event_fd.c: event mode's timer, one-shot: wake within delay_ns */
-void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t delay_ns);
+/* event_fd.c: event mode's timer, one-shot: wake within delay_ns of now */
+void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t now,
+			 uint64_t delay_ns);
 void msga__ctx_timer_ack(struct msga_ctx *ctx);
 
 /* poll.c */

@@ -258,12 +258,8 @@ void msga__sub_nudge(struct msga_ctx *ctx)
 		struct msga__conn *c =
 			msga__container_of(pos, struct msga__conn, ctx_node);
 
-		if (!c->sub || c->state != MSGA__C_READY || c->heard)
+		if (!c->sub || c->state != MSGA__C_READY || conn_heard(c))
 			continue;
-		if (conn_heard(c)) {
-			c->heard = 1;
-			continue;
-		}
 		if (now >= c->nudge_at) {
 			/* (no room: the publisher owes us credit, and will
 			 * send it; try again meanwhile) */
@@ -276,7 +272,7 @@ void msga__sub_nudge(struct msga_ctx *ctx)
 	}
 	ctx->unheard = unheard;
 	if (unheard && ctx->evmode)
-		msga__ctx_timer_arm(ctx, next - now);
+		msga__ctx_timer_arm(ctx, now, next - now);
 }
 
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev)
