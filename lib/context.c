@@ -29,37 +29,58 @@ MSGA_API const char *msga_transport_name(enum msga_transport t)
 	}
 }
 
+/* The inline limit a QP created asking for want gets, or 0: refused. */
+static uint32_t inline_granted(struct msga_ctx *ctx, struct ibv_cq *cq,
+			       uint32_t want)
+{
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = want },
+	};
+	struct ibv_qp *qp = ibv_create_qp(ctx->pd, &qia);
+
+	if (!qp)
+		return 0;
+	ibv_destroy_qp(qp);
+	return qia.cap.max_inline_data;
+}
+
 /*
  * Verbs has no device attribute for the inline limit: a provider tells it
  * only by accepting (and possibly raising) cap.max_inline_data when a QP is
- * created. Probe once here so the fast path never guesses.
+ * created. Probe once here so the fast path never guesses: halve from
+ * 1 KiB to a size that is granted, then narrow the gap above it to 4
+ * bytes, because limits need not be powers of two (soft-iWARP's is 80,
+ * and a 64-byte message's ring record is 76).
  */
 static uint32_t probe_max_inline(struct msga_ctx *ctx)
 {
-	static const uint32_t tries[] = { 1024, 512, 256, 128, 64, 32 };
 	struct ibv_cq *cq = ibv_create_cq(ctx->verbs, 1, NULL, NULL, 0);
-	uint32_t found = 0;
+	uint32_t lo = 0, hi = 1024 + 4, got; /* (no more than 1 KiB is asked) */
 
 	if (!cq)
 		return 0;
-	for (size_t i = 0; i < MSGA__ARRAY_SIZE(tries) && !found; i++) {
-		struct ibv_qp_init_attr qia = {
-			.send_cq = cq,
-			.recv_cq = cq,
-			.qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-				 .max_send_sge = 1, .max_recv_sge = 1,
-				 .max_inline_data = tries[i] },
-		};
-		struct ibv_qp *qp = ibv_create_qp(ctx->pd, &qia);
+	for (uint32_t want = 1024; want >= 32 && !lo; want /= 2) {
+		lo = inline_granted(ctx, cq, want);
+		if (!lo)
+			hi = want;
+	}
+	/* lo is granted (0: none is), hi is refused */
+	while (lo && hi - lo > 4) {
+		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (qp) {
-			found = qia.cap.max_inline_data;
-			ibv_destroy_qp(qp);
-		}
+		got = inline_granted(ctx, cq, mid);
+		if (got >= mid)
+			lo = got;
+		else
+			hi = mid;
 	}
 	ibv_destroy_cq(cq);
-	return found;
+	return lo;
 }
 
 static int ctx_query_device(struct msga_ctx *ctx)
