@@ -32,6 +32,27 @@ static struct msga__conn *own_conn(struct msga__list *pos)
 	return msga__container_of(pos, struct msga__conn, own_node);
 }
 
+/*
+ * The fast path (solo_send) serves a publisher with exactly one ready
+ * subscriber, on a ring: the common order gateway or feed-handler pair.
+ * Recomputed when a subscriber becomes ready or goes (rare): a send only
+ * loads the pointer.
+ */
+static void solo_update(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+	struct msga__conn *only = NULL;
+
+	pub->solo = NULL;
+	if (pub->nready != 1)
+		return;
+	msga__list_for_each_safe(pos, tmp, &pub->conns)
+		if (own_conn(pos)->state == MSGA__C_READY)
+			only = own_conn(pos);
+	if (only && only->ring)
+		pub->solo = only;
+}
+
 static int pub_alloc(struct msga_pub *pub)
 {
 	pub->topics = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*pub->topics));
@@ -330,6 +351,7 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
 	c->pub->nready++;
+	solo_update(c->pub);
 	msga__pub_work(c->pub);
 	sent = c->tx_seq;
 	conn_announce(c->pub, c);
@@ -357,6 +379,7 @@ void msga__pub_conn_gone(struct msga__conn *c)
 {
 	if (c->was_ready)
 		c->pub->nready--;
+	solo_update(c->pub);
 	c->big_active = 0;
 	c->bat_open = 0;
 }
@@ -646,9 +669,36 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 	return sent;
 }
 
+/*
+ * One subscriber, on a ring, already told the topic's name, and nothing
+ * to keep order behind (no claim, no big message going out): a short
+ * record straight from data (rc_ring.c). 1 when sent; 0 when the post
+ * failed, which killed the connection and counts as no subscriber (as in
+ * commit_small); -1 to leave it to the general path, which then finds
+ * room, announces, or back-pressures.
+ */
+static int solo_send(struct msga_pub *pub, uint32_t topic_id,
+		     const void *data, size_t len)
+{
+	struct msga__conn *c = pub->solo;
+	int ret;
+
+	if (!c || topic_id >= c->ann || pub->claimed || pub->big_busy ||
+	    !topic_bit(c, topic_id) || len > MSGA__RING_FAST_MAX)
+		return -1;
+	ret = msga__ring_send_short(c, topic_id,
+				    pub->topics[topic_id].seq + 1, data,
+				    (uint32_t)len);
+	if (!ret)
+		return -1;
+	pub->topics[topic_id].seq++;
+	return ret > 0;
+}
+
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	uint32_t slot;
+	int ret;
 
 	if (!claim_ok(pub, claim))
 		return -EINVAL;
@@ -659,6 +709,11 @@ MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 		return msga__mpub_commit(pub, claim, slot, slot == CLAIM_BIG);
 	if (slot == CLAIM_BIG)
 		return commit_big(pub, claim);
+	ret = solo_send(pub, claim->topic_id, claim->data, claim->len);
+	if (ret >= 0) {
+		msga__pub_slot_put(pub, slot); /* (copied: the post was inline) */
+		return ret;
+	}
 	return commit_small(pub, slot, claim->topic_id, claim->data,
 			    claim->len);
 }
@@ -711,6 +766,9 @@ MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 
 	if (!pub || (!data && len))
 		return -EINVAL;
+	ret = solo_send(pub, topic_id, data, len);
+	if (ret >= 0)
+		return ret;
 	if (!pub->mc && always_inline(pub, len))
 		return send_inline(pub, topic_id, data, len);
 	ret = msga_pub_claim(pub, topic_id, len, &claim);

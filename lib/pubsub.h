@@ -191,6 +191,7 @@ struct msga_pub {
 	struct msga__list conns;
 	uint32_t next_id;
 	int nready;
+	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 
@@ -288,6 +289,18 @@ static inline int msga__conn_can_data(const struct msga__conn *c)
 	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
 }
 int msga__conn_can_ctl(const struct msga__conn *c);
+/*
+ * Selective signalling: whether this post asks for a completion (one
+ * every sig_every posts, or when the caller must know).
+ */
+static inline int msga__conn_signal_due(struct msga__conn *c, int force)
+{
+	if (!force && ++c->unsig < c->sig_every)
+		return 0;
+	c->unsig = 0;
+	c->unsig_tagged = 0;
+	return 1;
+}
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal);
@@ -307,6 +320,10 @@ void msga__ring_tx_setup(struct msga__conn *c, uint64_t addr, uint32_t rkey,
 int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);
+/* Largest payload msga__ring_send_short takes (its record is on the stack). */
+#define MSGA__RING_FAST_MAX 256u
+int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
+			  const void *data, uint32_t len);
 int msga__ring_poll(struct msga__conn *c, int budget);
 void msga__ring_released(struct msga__conn *c);
 
@@ -330,6 +347,9 @@ void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot);
 int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns);
+int msga__sub_deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
+			    uint32_t topic, uint64_t seq, const void *data,
+			    uint32_t len, uint64_t now_ns);
 void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
 /* Nudge the publishers that have not answered a SUBSCRIBE yet. */
 void msga__sub_nudge(struct msga_ctx *ctx);

@@ -102,6 +102,48 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 }
 
 /*
+ * The fast path (publisher.c's one-subscriber send): a whole message of
+ * len bytes, seq the next of its topic, as one short record built on the
+ * stack and posted inline as a one-SGE WRITE (the provider copies it
+ * before returning, so the stack may go). Against msga__ring_send, this
+ * builds nothing it does not post, and hands the provider one SGE, not
+ * three. 1 when posted; 0, with nothing done, when the message needs the
+ * general path (no room, too big to go inline, a PAD due, not its topic's
+ * next seq on this connection); -ECONNRESET when the post failed and
+ * killed the connection.
+ */
+int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
+			  const void *data, uint32_t len)
+{
+	char rec[MSGA__RING_SHORT_BUF(MSGA__RING_FAST_MAX)];
+	struct ibv_send_wr *wr = &c->ring_wr[1], *bad;
+	uint32_t off, size;
+	int ret;
+
+	if (len > MSGA__RING_FAST_MAX || !msga__conn_can_data(c))
+		return 0;
+	size = msga__ring_put_short(&c->rw, rec, c->ctx->max_inline, topic,
+				    seq, data, len, &off);
+	if (!size)
+		return 0;
+	c->ring_sge[1] = (struct ibv_sge){ (uintptr_t)rec, size, 0 };
+	wr->num_sge = 1;
+	wr->wr_id = c->tx_seq;
+	wr->send_flags = IBV_SEND_INLINE;
+	if (msga__conn_signal_due(c, 0))
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	wr->wr.rdma.remote_addr = c->rw.addr + off;
+	c->tx_tag[msga__sq_slot(c, c->tx_seq)] = MSGA__TAG_NONE;
+	ret = ibv_post_send(c->qp, wr, &bad);
+	if (ret) {
+		msga__conn_kill(c, -ret, 1);
+		return -ECONNRESET;
+	}
+	c->tx_seq++;
+	return 1;
+}
+
+/*
  * Tell the writer what is free once a quarter of the ring is; a report
  * that finds no room to go stays due, and idle polls retry it.
  */
@@ -114,35 +156,67 @@ static void ring_report(struct msga__conn *c)
 	c->ring_report_due = msga__ring_need_report(&c->rr);
 }
 
+/*
+ * One record of any kind, the general way: 1 if one was read, 0 if none
+ * had arrived, -1 if it killed the connection.
+ */
+static int ring_poll_one(struct msga__conn *c, uint64_t *now)
+{
+	struct msga__wire_hdr h;
+	const char *payload;
+	uint32_t rec_len, plen;
+	char *rec;
+	int ret = msga__ring_peek(&c->rr, &rec, &rec_len);
+
+	if (!ret)
+		return 0;
+	if (ret > 0)
+		ret = msga__ring_head_get(&c->rr, rec, rec_len, &h, &payload,
+					  &plen);
+	if (!ret && !*now)
+		*now = msga__now_ns();
+	if (!ret && h.type == MSGA__W_CREDIT)
+		msga__credit_on_recv(&c->cr, h.credit);
+	if (!ret)
+		ret = msga__sub_on_recv(c, &c->ring_slot, &h, payload, plen,
+					*now);
+	if (ret) {
+		msga__conn_kill(c, ret, 1);
+		return -1;
+	}
+	msga__ring_consume(&c->rr, rec_len);
+	return 1;
+}
+
+/*
+ * Short records (whole messages, the topic's next seq: a feed's steady
+ * state) are read and delivered here inline; anything else goes through
+ * ring_poll_one. The record is consumed after its callback, and freed
+ * unless the callback held it.
+ */
 int msga__ring_poll(struct msga__conn *c, int budget)
 {
 	uint64_t now = 0;
 	int done = 0;
 
 	while (done < budget && c->state != MSGA__C_DEAD) {
-		struct msga__wire_hdr h;
-		const char *payload;
-		uint32_t rec_len, plen;
-		char *rec;
-		int ret = msga__ring_peek(&c->rr, &rec, &rec_len);
+		struct msga__ring_short s;
+		uint32_t rec_len = msga__ring_take_short(&c->rr, &s);
 
-		if (!ret)
-			break;
-		if (ret > 0)
-			ret = msga__ring_head_get(&c->rr, rec, rec_len, &h,
-						  &payload, &plen);
-		if (!ret && !now)
-			now = msga__now_ns();
-		if (!ret && h.type == MSGA__W_CREDIT)
-			msga__credit_on_recv(&c->cr, h.credit);
-		if (!ret)
-			ret = msga__sub_on_recv(c, &c->ring_slot, &h, payload,
-						plen, now);
-		if (ret) {
-			msga__conn_kill(c, ret, 1);
+		if (rec_len) {
+			if (!now)
+				now = msga__now_ns();
+			if (msga__sub_deliver_whole(c, &c->ring_slot, s.topic,
+						    s.seq, s.payload, s.len,
+						    now)) {
+				msga__conn_kill(c, -EPROTO, 1);
+				break;
+			}
+			msga__ring_consume(&c->rr, rec_len);
+		} else if (!msga__ring_may_read(&c->rr) ||
+			   ring_poll_one(c, &now) <= 0) {
 			break;
 		}
-		msga__ring_consume(&c->rr, rec_len);
 		if (c->ring_slot.held)
 			msga__ring_free(&c->rr);
 		else

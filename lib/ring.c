@@ -6,17 +6,6 @@
 #include "byteorder.h"
 #include "ring.h"
 
-uint64_t msga__ring_stamp(uint64_t n)
-{
-	/* splitmix64's finaliser: consecutive n give unrelated stamps. */
-	uint64_t z = n + 0x9e3779b97f4a7c15ull;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return z | 0x0000000100000001ull;
-}
-
 int msga__ring_size_ok(uint32_t size)
 {
 	return size >= MSGA__RING_MIN && size % MSGA__RING_ALIGN == 0 &&
@@ -228,13 +217,6 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		*rec = r->buf + off;
 		return 1;
 	}
-}
-
-void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len)
-{
-	r->rd += rec_len;
-	r->off = r->off + rec_len == r->size ? 0 : r->off + rec_len;
-	r->stamp = msga__ring_stamp(++r->nrec);
 }
 
 /*

@@ -69,7 +69,9 @@
 
 #include <endian.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "byteorder.h"
 #include "msgaccel.h"
 #include "wire.h"
 
@@ -142,8 +144,20 @@ static inline uint32_t msga__ring_head_len_of(uint32_t word, uint32_t *plen)
 	       (word & MSGA__RING_EXT_BIT ? MSGA__RING_EXT : 0);
 }
 
-/* Stamp of record number n: never 0, and its high half never 0. */
-uint64_t msga__ring_stamp(uint64_t n);
+/*
+ * Stamp of record number n: never 0, and its high half never 0. (Inline:
+ * both sides take one per record.)
+ */
+static inline uint64_t msga__ring_stamp(uint64_t n)
+{
+	/* splitmix64's finaliser: consecutive n give unrelated stamps. */
+	uint64_t z = n + 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z | 0x0000000100000001ull;
+}
 
 /* Whether size is a ring both sides can use. */
 int msga__ring_size_ok(uint32_t size);
@@ -196,6 +210,54 @@ int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed);
 /* The head of a record, head_len bytes as msga__ring_head_len() said. */
 void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
 			 const struct msga__wire_hdr *h);
+
+/* The bytes msga__ring_put_short() may write for a len-byte payload. */
+#define MSGA__RING_SHORT_BUF(len) ((len) + MSGA__RING_SHORT_HEAD + \
+				    MSGA__RING_PAD_LEN + MSGA__RING_TRAILER)
+
+/*
+ * The fast path's writer (rc_ring.c): a whole DATA message of len bytes,
+ * seq the next of its topic, as one short record built whole in rec
+ * (which holds MSGA__RING_SHORT_BUF(len) bytes): head, payload, zeros,
+ * trailer. Returns its bytes, with *off where in the ring they go; or 0,
+ * and nothing changed, when the message cannot be a short record of at
+ * most max bytes there without a PAD first (the general path, head_len +
+ * place + head_put, then takes it, by the same rules). The caller
+ * checked can_place.
+ */
+static inline uint32_t msga__ring_put_short(struct msga__ring_writer *w,
+					    char *rec, uint32_t max,
+					    uint32_t topic, uint64_t seq,
+					    const void *data, uint32_t len,
+					    uint32_t *off)
+{
+	uint32_t size = msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len);
+
+	if (topic >= MSGA_PUB_TOPICS_MAX || !seq ||
+	    seq != w->next_seq[topic] || len > MSGA_FRAG_MAX ||
+	    size > w->size - w->off)
+		return 0;
+	size = msga__ring_rec_at(w->size, w->off, size);
+	if (size > max)
+		return 0;
+	/*
+	 * Zeros from the payload's end to the trailer: at most 15 bytes, all
+	 * within the 16 after the payload's last whole word (a fixed-size
+	 * store, not a memset call); the payload then overwrites its part.
+	 */
+	memset(rec + MSGA__RING_SHORT_HEAD + (len & ~(MSGA__RING_ALIGN - 1)),
+	       0, MSGA__RING_PAD_LEN);
+	msga__put32((uint8_t *)rec, MSGA__RING_SHORT_BIT | len |
+				    topic << MSGA__RING_SHORT_TOPIC_SHIFT);
+	memcpy(rec + MSGA__RING_SHORT_HEAD, data, len);
+	msga__put64((uint8_t *)rec + size - MSGA__RING_TRAILER,
+		    msga__ring_stamp(w->nrec++));
+	w->next_seq[topic] = seq + 1;
+	*off = w->off;
+	w->tail += size;
+	w->off = w->off + size == w->size ? 0 : w->off + size;
+	return size;
+}
 
 /* ---------------------------------------------------- reader (subscriber) */
 
@@ -280,8 +342,62 @@ static inline int msga__ring_may_read(const struct msga__ring_reader *r)
 	return (word & MSGA__RING_PAD_BIT) || msga__ring_arrived(r, word);
 }
 
+/* A short record the fast path read (msga__ring_take_short). */
+struct msga__ring_short {
+	const char *payload;
+	uint32_t len;
+	uint32_t topic;
+	uint64_t seq;
+};
+
+/*
+ * The fast path's reader: when the record at the read position is a
+ * complete short record (a whole DATA message), its bytes, with *s filled
+ * in and its topic's sequence counted, as msga__ring_head_get would; then
+ * msga__ring_consume it. 0 for anything else: not (fully) there, a PAD, a
+ * long record, or one that breaks a rule, which msga__ring_peek and
+ * msga__ring_head_get then take, and refuse with the reason.
+ */
+static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
+					     struct msga__ring_short *s)
+{
+	const uint32_t valid = MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
+			       MSGA__RING_SHORT_TOPIC_MASK <<
+				       MSGA__RING_SHORT_TOPIC_SHIFT;
+	const char *rec = r->buf + r->off;
+	uint32_t word = msga__ring_load32(rec), size, len, topic;
+
+	if (!msga__ring_is_short(word))
+		return 0;
+	size = msga__ring_arrived(r, word);
+	if (!size)
+		return 0;
+	/* The word read first may be a stale lap's (see peek): again. */
+	word = msga__ring_load32(rec);
+	len = word & MSGA__RING_SHORT_LEN_MASK;
+	topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
+		MSGA__RING_SHORT_TOPIC_MASK;
+	if ((word & ~valid) || !(word & MSGA__RING_SHORT_BIT) ||
+	    len > MSGA_FRAG_MAX || !r->next_seq[topic] ||
+	    msga__ring_rec_at(r->size, r->off,
+			      msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len)) !=
+		    size)
+		return 0;
+	s->payload = rec + MSGA__RING_SHORT_HEAD;
+	s->len = len;
+	s->topic = topic;
+	s->seq = r->next_seq[topic]++;
+	return size;
+}
+
 /* Done parsing the record peek returned (it may still be held). */
-void msga__ring_consume(struct msga__ring_reader *r, uint32_t rec_len);
+static inline void msga__ring_consume(struct msga__ring_reader *r,
+				      uint32_t rec_len)
+{
+	r->rd += rec_len;
+	r->off = r->off + rec_len == r->size ? 0 : r->off + rec_len;
+	r->stamp = msga__ring_stamp(++r->nrec);
+}
 /*
  * Move freed up to rd, stopping at the first record still marked HELD (a
  * held message: MSGA__RING_HELD_MARK in the byte before its payload).

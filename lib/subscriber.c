@@ -301,19 +301,28 @@ void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev)
 
 /* ---------------------------------------------------- messages */
 
-static void deliver(struct msga__conn *c, struct msga__rxslot *slot,
-		    const struct msga__wire_hdr *h, const void *data,
-		    uint32_t len, uint64_t now_ns)
+/*
+ * Hand a whole message to the callback, in place. Every path ends here
+ * (the ring's fast path directly); a topic must be named before its first
+ * message, or it is a bad peer.
+ */
+int msga__sub_deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
+			    uint32_t topic, uint64_t seq, const void *data,
+			    uint32_t len, uint64_t now_ns)
 {
 	struct msga_msg msg = {
-		.data = data, .len = len, .topic = c->names[h->topic],
-		.topic_id = h->topic, .conn_id = c->id, .seq = h->seq,
-		.rx_time_ns = now_ns, .priv_ = slot,
+		.data = data, .len = len, .topic_id = topic,
+		.conn_id = c->id, .seq = seq, .rx_time_ns = now_ns,
+		.priv_ = slot,
 	};
 
+	if (topic >= MSGA_PUB_TOPICS_MAX || !c->names[topic][0])
+		return -EPROTO;
+	msg.topic = c->names[topic];
 	c->cur = slot;
 	c->sub->on_msg(&msg, c->sub->user);
 	c->cur = NULL;
+	return 0;
 }
 
 static struct msga__rsbuf *rsbuf_get(struct msga__conn *c)
@@ -356,7 +365,9 @@ static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 	c->rs_off += plen;
 	if (h->flags & MSGA__WF_LAST) {
 		c->rs_active = 0;
-		deliver(c, &c->rs->slot, h, c->rs->data, c->rs_len, now_ns);
+		return msga__sub_deliver_whole(c, &c->rs->slot, h->topic,
+					       h->seq, c->rs->data, c->rs_len,
+					       now_ns);
 	}
 	return 0;
 }
@@ -385,9 +396,11 @@ static int unbatch(struct msga__conn *c, struct msga__rxslot *slot,
 		const char *rec = payload + off - MSGA__WIRE_ALIGN(
 					MSGA__WIRE_HDR_LEN + h.len);
 
-		if (h.topic >= MSGA_PUB_TOPICS_MAX || !c->names[h.topic][0])
-			return -EPROTO;
-		deliver(c, slot, &h, rec + MSGA__WIRE_HDR_LEN, h.len, now_ns);
+		ret = msga__sub_deliver_whole(c, slot, h.topic, h.seq,
+					      rec + MSGA__WIRE_HDR_LEN, h.len,
+					      now_ns);
+		if (ret)
+			return ret;
 		if (c->state == MSGA__C_DEAD)
 			return 0;
 	}
@@ -408,12 +421,12 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 	case MSGA__W_CREDIT:
 		return 0;
 	case MSGA__W_DATA:
+		if (h->flags == (MSGA__WF_FIRST | MSGA__WF_LAST))
+			return msga__sub_deliver_whole(c, slot, h->topic,
+						       h->seq, payload, plen,
+						       now_ns);
 		if (h->topic >= MSGA_PUB_TOPICS_MAX || !c->names[h->topic][0])
 			return -EPROTO;
-		if (h->flags == (MSGA__WF_FIRST | MSGA__WF_LAST)) {
-			deliver(c, slot, h, payload, plen, now_ns);
-			return 0;
-		}
 		return reassemble(c, h, payload, plen, now_ns);
 	case MSGA__W_BATCH:
 		return unbatch(c, slot, payload, plen, now_ns);

@@ -47,6 +47,7 @@ struct trec {
 	uint8_t fill;
 	uint64_t seq;      /* set by place() */
 	uint32_t head;     /* set by place() */
+	int padded;        /* a PAD went before it */
 };
 
 /* The publisher: take the topic's next seq, pick the head, place. */
@@ -120,6 +121,16 @@ static void take_rec(const struct trec *t)
 	for (uint32_t i = 0; i < plen; i++)
 		cr_assert_eq((uint8_t)payload[i], t->fill);
 	msga__ring_consume(&R, rec_len);
+}
+
+/* All read is freed: tell the writer when a quarter of the ring is. */
+static void report_freed(void)
+{
+	cr_assert_eq(R.freed, R.rd);
+	if (msga__ring_need_report(&R)) {
+		cr_assert_eq(msga__ring_on_report(&W, (uint32_t)R.freed), 0);
+		R.reported = R.freed;
+	}
 }
 
 TestSuite(ring, .init = setup, .fini = teardown);
@@ -345,12 +356,7 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 				msga__ring_free_all(&R);
 			else
 				msga__ring_free(&R);
-			cr_assert_eq(R.freed, R.rd);
-			if (msga__ring_need_report(&R)) {
-				cr_assert_eq(msga__ring_on_report(&W,
-						(uint32_t)R.freed), 0);
-				R.reported = R.freed;
-			}
+			report_freed();
 		}
 	}
 	cr_assert_gt(W.tail, 20ull * SIZE, "only %llu bytes went round",
@@ -524,4 +530,230 @@ Test(ring, reserved_bits_are_a_protocol_error)
 		    1u << MSGA__RING_SHORT_TOPIC_SHIFT | 1u << 23);
 	cr_assert_eq(msga__ring_head_get(&R, rec, 20, &h, &pl, &plen),
 		     -EPROTO);
+}
+
+/* ---------------------------------------------------- the fast paths */
+
+#define MSGA__RING_FAST_MAX_TEST 256u /* rc_ring.c's limit */
+
+/* The general writer's record for a whole message, as the NIC gets it. */
+static uint32_t general_record(struct msga__ring_writer *w, uint8_t *out,
+			       uint16_t topic, uint64_t seq,
+			       const uint8_t *data, uint32_t len,
+			       uint32_t *off)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_DATA, .topic = topic,
+				    .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
+				    .seq = seq, .len = len };
+	uint32_t head = msga__ring_head_len(w, &h, len);
+	struct msga__ring_place p;
+
+	msga__ring_place(w, head, len, &p);
+	memset(out, 0, p.rec);
+	msga__ring_head_put(out, head, len, &h);
+	memcpy(out + head, data, len);
+	msga__put64(out + p.rec - MSGA__RING_TRAILER, p.stamp);
+	*off = p.off;
+	return p.pad_len ? 0 : p.rec;
+}
+
+/*
+ * put_short builds, byte for byte, what head_len + place + head_put
+ * would, at every distance from the ring's end (the last 4-12 bytes
+ * taken, or a PAD due: then it declines and changes nothing).
+ */
+Test(ring, a_fast_record_is_the_general_one_byte_for_byte)
+{
+	static uint8_t data[MSGA__RING_FAST_MAX_TEST];
+	int declined = 0, took_leftover = 0;
+
+	for (uint32_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	for (uint32_t len = 0; len <= MSGA__RING_FAST_MAX_TEST; len += 1) {
+		for (uint32_t back = 4; back <= 320; back += 4) {
+			struct msga__ring_writer a, b;
+			uint8_t fast[MSGA__RING_SHORT_BUF(
+				MSGA__RING_FAST_MAX_TEST)];
+			uint8_t slow[MSGA__RING_REC_MAX];
+			uint32_t off_a = 77, off_b = 77, na, nb;
+
+			msga__ring_writer_init(&a, 0, 1, SIZE);
+			a.off = SIZE - back;
+			a.tail = a.off + 3ull * SIZE;
+			a.nrec = 1000 + back;
+			a.next_seq[2] = 41;
+			b = a;
+			memset(fast, 0xee, sizeof(fast));
+			na = msga__ring_put_short(&a, (char *)fast, UINT32_MAX,
+						  2, 41, data, len, &off_a);
+			nb = general_record(&b, slow, 2, 41, data, len,
+					    &off_b);
+			if (!nb) {
+				/* a PAD first: the general path's case */
+				cr_assert_eq(na, 0, "len %u back %u", len,
+					     back);
+				cr_assert_eq(a.off, SIZE - back);
+				cr_assert_eq(a.nrec, 1000 + back);
+				cr_assert_eq(a.next_seq[2], 41);
+				declined++;
+				continue;
+			}
+			cr_assert_eq(na, nb, "len %u back %u: %u vs %u", len,
+				     back, na, nb);
+			cr_assert_eq(off_a, off_b);
+			cr_assert_eq(memcmp(fast, slow, na), 0,
+				     "len %u back %u", len, back);
+			cr_assert_eq(a.off, b.off);
+			cr_assert_eq(a.tail, b.tail);
+			cr_assert_eq(a.nrec, b.nrec);
+			cr_assert_eq(a.next_seq[2], b.next_seq[2]);
+			took_leftover += na !=
+				msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len);
+		}
+	}
+	cr_assert_gt(declined, 0);
+	cr_assert_gt(took_leftover, 0);
+}
+
+/* What the general path sends instead, put_short leaves to it. */
+Test(ring, a_fast_record_is_declined_where_it_cannot_be_short)
+{
+	uint8_t buf[MSGA__RING_SHORT_BUF(64)], data[64] = { 0 };
+	uint32_t off;
+
+	W.next_seq[1] = 5;
+	/* not the topic's next seq, or the topic's first message */
+	cr_assert_eq(msga__ring_put_short(&W, (char *)buf, 1024, 1, 6, data,
+					  64, &off), 0);
+	cr_assert_eq(msga__ring_put_short(&W, (char *)buf, 1024, 0, 1, data,
+					  64, &off), 0);
+	cr_assert_eq(msga__ring_put_short(&W, (char *)buf, 1024,
+					  MSGA_PUB_TOPICS_MAX, 1, data, 64,
+					  &off), 0);
+	/* more than the caller's limit (the inline size) */
+	cr_assert_eq(msga__ring_put_short(&W, (char *)buf, 75, 1, 5, data,
+					  64, &off), 0);
+	cr_assert_eq(W.tail, 0);
+	cr_assert_eq(W.nrec, 0);
+	cr_assert_eq(W.next_seq[1], 5);
+	cr_assert_eq(msga__ring_put_short(&W, (char *)buf, 76, 1, 5, data,
+					  64, &off), 76);
+	cr_assert_eq(W.next_seq[1], 6);
+}
+
+/*
+ * Random traffic with both writers and both readers mixed: whatever wrote
+ * a record, either reader reads it, in order, and take_short takes every
+ * short record that has fully arrived with no PAD in front.
+ */
+Test(ring, fast_and_general_paths_interleave)
+{
+	uint64_t rng = 0x13198a2e03707344ull, placed = 0, got = 0;
+	uint64_t fast_put = 0, fast_took = 0;
+	static struct trec q[4096];
+
+	for (int step = 0; step < 200000; step++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		if ((rng & 3) && msga__ring_can_place(&W, 0) &&
+		    placed - got < 4096) {
+			struct trec *t = &q[placed % 4096];
+			uint8_t data[200], rec[MSGA__RING_SHORT_BUF(200)];
+			uint32_t off, n = 0;
+
+			*t = (struct trec){
+				.plen = (uint32_t)((rng >> 16) % 200),
+				.ext = (rng >> 40) % 8 == 0,
+				.topic = (uint16_t)((rng >> 44) % 4),
+				.fill = (uint8_t)(placed * 7 + 1),
+			};
+			if (!t->ext && (rng >> 48) % 4) {
+				memset(data, t->fill, t->plen);
+				t->seq = topic_seq[t->topic] + 1;
+				n = msga__ring_put_short(&W, (char *)rec,
+							 UINT32_MAX, t->topic,
+							 t->seq, data, t->plen,
+							 &off);
+			}
+			if (n) {
+				topic_seq[t->topic]++;
+				t->head = MSGA__RING_SHORT_HEAD;
+				memcpy(ringbuf + off, rec, n);
+				fast_put++;
+			} else {
+				struct msga__ring_place p;
+
+				place(t, &p);
+				nic_write(&p, t, p.rec);
+				t->padded = p.pad_len > 0;
+			}
+			cr_assert_leq(W.tail - R.freed, SIZE);
+			placed++;
+		} else if (got < placed) {
+			const struct trec *t = &q[got % 4096];
+			struct msga__ring_short s;
+			uint32_t n = (rng >> 56) % 2 ?
+				msga__ring_take_short(&R, &s) : 0;
+
+			/* (a PAD in front is peek's to skip) */
+			if ((rng >> 56) % 2 && !t->padded &&
+			    t->head == MSGA__RING_SHORT_HEAD)
+				cr_assert_neq(n, 0, "a short record refused");
+			if (n) {
+				cr_assert_eq(s.seq, t->seq);
+				cr_assert_eq(s.topic, t->topic);
+				cr_assert_eq(s.len, t->plen);
+				for (uint32_t i = 0; i < s.len; i++)
+					cr_assert_eq((uint8_t)s.payload[i],
+						     t->fill);
+				msga__ring_consume(&R, n);
+				fast_took++;
+			} else {
+				take_rec(t);
+			}
+			got++;
+			msga__ring_free(&R);
+			report_freed();
+		}
+	}
+	cr_assert_gt(W.tail, 20ull * SIZE);
+	cr_assert_gt(fast_put, 1000);
+	cr_assert_gt(fast_took, 1000);
+}
+
+/* take_short takes only a complete, sound short record; peek says why. */
+Test(ring, the_fast_reader_leaves_everything_else_to_peek)
+{
+	struct msga__ring_short s;
+	struct msga__ring_place p;
+	struct msga__wire_hdr h;
+	const char *payload;
+	uint32_t rec_len, plen;
+	struct trec t;
+	char *rec;
+
+	/* nothing there; a long record (a topic's first) */
+	cr_assert_eq(msga__ring_take_short(&R, &s), 0);
+	t = send_msg(64, 0x11, &p);
+	cr_assert_eq(t.head, MSGA__RING_HEAD);
+	cr_assert_eq(msga__ring_take_short(&R, &s), 0);
+	take_rec(&t);
+	/* a short one, not fully landed, then landed */
+	t = (struct trec){ .plen = 64, .fill = 0x22 };
+	place(&t, &p);
+	cr_assert_eq(t.head, MSGA__RING_SHORT_HEAD);
+	nic_write(&p, &t, p.rec - 1);
+	cr_assert_eq(msga__ring_take_short(&R, &s), 0);
+	nic_write(&p, &t, p.rec);
+	cr_assert_eq(msga__ring_take_short(&R, &s), p.rec);
+	cr_assert_eq(s.seq, t.seq);
+	msga__ring_consume(&R, p.rec);
+	/* a landed short record with a reserved bit set: peek refuses it */
+	t = (struct trec){ .plen = 64, .fill = 0x33 };
+	place(&t, &p);
+	nic_write(&p, &t, p.rec);
+	ringbuf[p.off + 2] |= 0x80; /* bit 23 */
+	cr_assert_eq(msga__ring_take_short(&R, &s), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 1);
+	cr_assert_eq(msga__ring_head_get(&R, rec, rec_len, &h, &payload,
+					 &plen), -EPROTO);
 }
