@@ -289,18 +289,6 @@ static inline int msga__conn_can_data(const struct msga__conn *c)
 	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
 }
 int msga__conn_can_ctl(const struct msga__conn *c);
-/*
- * Selective signalling: whether this post asks for a completion (one
- * every sig_every posts, or when the caller must know).
- */
-static inline int msga__conn_signal_due(struct msga__conn *c, int force)
-{
-	if (!force && ++c->unsig < c->sig_every)
-		return 0;
-	c->unsig = 0;
-	c->unsig_tagged = 0;
-	return 1;
-}
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal);

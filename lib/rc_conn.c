@@ -159,8 +159,8 @@ char *msga__conn_ctl_payload(struct msga__conn *c)
 /*
  * Post nwr chained work requests (bytes in the last); the last one carries
  * tag, which says what its buffers are until a later signalled completion
- * (none when inline: the provider copied them), and may be signalled
- * (msga__conn_signal_due). rc_ring.c's fast path posts its own way.
+ * (none when inline: the provider copied them). Selective signalling: one
+ * completion every sig_every posts, or when the caller needs it.
  */
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
@@ -181,8 +181,11 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 	}
 	if (tag != MSGA__TAG_NONE)
 		c->unsig_tagged++;
-	if (msga__conn_signal_due(c, force_signal))
+	if (force_signal || ++c->unsig >= c->sig_every) {
 		last->send_flags |= IBV_SEND_SIGNALED;
+		c->unsig = 0;
+		c->unsig_tagged = 0;
+	}
 	c->tx_tag[msga__sq_slot(c, last->wr_id)] = tag;
 	ret = ibv_post_send(c->qp, wr, &bad);
 	if (ret) {

@@ -106,7 +106,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
  * len bytes, seq the next of its topic, as one short record built on the
  * stack and posted inline as a one-SGE WRITE (the provider copies it
  * before returning, so the stack may go). Against msga__ring_send, this
- * builds nothing it does not post, and hands the provider one SGE, not
+ * builds no head it then copies, and hands the provider one SGE, not
  * three. 1 when posted; 0, with nothing done, when the message needs the
  * general path (no room, too big to go inline, a PAD due, not its topic's
  * next seq on this connection); -ECONNRESET when the post failed and
@@ -116,9 +116,8 @@ int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
 			  const void *data, uint32_t len)
 {
 	char rec[MSGA__RING_SHORT_BUF(MSGA__RING_FAST_MAX)];
-	struct ibv_send_wr *wr = &c->ring_wr[1], *bad;
+	struct ibv_send_wr *wr = &c->ring_wr[1];
 	uint32_t off, size;
-	int ret;
 
 	if (len > MSGA__RING_FAST_MAX || !msga__conn_can_data(c))
 		return 0;
@@ -128,19 +127,11 @@ int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
 		return 0;
 	c->ring_sge[1] = (struct ibv_sge){ (uintptr_t)rec, size, 0 };
 	wr->num_sge = 1;
-	wr->wr_id = c->tx_seq;
-	wr->send_flags = IBV_SEND_INLINE;
-	if (msga__conn_signal_due(c, 0))
-		wr->send_flags |= IBV_SEND_SIGNALED;
+	wr->send_flags = 0;
 	wr->wr.rdma.remote_addr = c->rw.addr + off;
-	c->tx_tag[msga__sq_slot(c, c->tx_seq)] = MSGA__TAG_NONE;
-	ret = ibv_post_send(c->qp, wr, &bad);
-	if (ret) {
-		msga__conn_kill(c, -ret, 1);
-		return -ECONNRESET;
-	}
-	c->tx_seq++;
-	return 1;
+	/* (size fits the inline limit, so the post copies rec) */
+	return msga__conn_post(c, wr, 1, size, MSGA__TAG_NONE, 0) ? -ECONNRESET
+								   : 1;
 }
 
 /*

@@ -57,15 +57,12 @@ void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
 	if (rec > w->size - off) {
 		p->pad_off = off;
 		p->pad_len = w->size - off;
-		p->pad_stamp = msga__ring_stamp(w->nrec++);
-		w->tail += p->pad_len;
+		p->pad_stamp = msga__ring_advance(w, off, p->pad_len);
 		off = 0;
 	}
 	p->off = off;
 	p->rec = msga__ring_rec_at(w->size, off, rec);
-	p->stamp = msga__ring_stamp(w->nrec++);
-	w->tail += p->rec;
-	w->off = off + p->rec == w->size ? 0 : off + p->rec;
+	p->stamp = msga__ring_advance(w, off, p->rec);
 }
 
 int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed)
@@ -91,8 +88,7 @@ void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
 	uint8_t *p = rec;
 
 	if (head_len == MSGA__RING_SHORT_HEAD) {
-		msga__put32(p, MSGA__RING_SHORT_BIT | plen |
-			    (uint32_t)h->topic << MSGA__RING_SHORT_TOPIC_SHIFT);
+		msga__put32(p, msga__ring_short_word(h->topic, plen));
 		return;
 	}
 	msga__put32(p, plen | (head_len > MSGA__RING_HEAD ?
@@ -114,12 +110,7 @@ static int short_get(struct msga__ring_reader *r, uint32_t word,
 	uint32_t topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
 			 MSGA__RING_SHORT_TOPIC_MASK;
 
-	/* bits 23-29 are zero on the wire (29, HELD, is only ever ours) */
-	if (word & ~(MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
-		     MSGA__RING_SHORT_TOPIC_MASK <<
-			     MSGA__RING_SHORT_TOPIC_SHIFT) ||
-	    !r->next_seq[topic] ||
-	    (word & MSGA__RING_SHORT_LEN_MASK) > MSGA_FRAG_MAX)
+	if (!msga__ring_short_ok(r, word))
 		return -EPROTO;
 	*h = (struct msga__wire_hdr){ .type = MSGA__W_DATA,
 				      .flags = MSGA__WF_FIRST | MSGA__WF_LAST,

@@ -132,6 +132,13 @@ static inline int msga__ring_is_short(uint32_t word)
 	       MSGA__RING_SHORT_BIT;
 }
 
+/* A short record's word: a whole message of len bytes on topic. */
+static inline uint32_t msga__ring_short_word(uint32_t topic, uint32_t len)
+{
+	return MSGA__RING_SHORT_BIT | len |
+	       topic << MSGA__RING_SHORT_TOPIC_SHIFT;
+}
+
 /* A record's head bytes and payload length, from its first word. */
 static inline uint32_t msga__ring_head_len_of(uint32_t word, uint32_t *plen)
 {
@@ -186,6 +193,15 @@ struct msga__ring_place {
 
 void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
 			    uint32_t rkey, uint32_t size);
+/* The record of size bytes at off is placed: move on, and its stamp. */
+static inline uint64_t msga__ring_advance(struct msga__ring_writer *w,
+					  uint32_t off, uint32_t size)
+{
+	w->tail += size;
+	w->off = off + size == w->size ? 0 : off + size;
+	return msga__ring_stamp(w->nrec++);
+}
+
 /* Room for any one record, with a PAD before it, and reserve more. */
 static inline int msga__ring_can_place(const struct msga__ring_writer *w,
 				       uint32_t reserve)
@@ -247,15 +263,12 @@ static inline uint32_t msga__ring_put_short(struct msga__ring_writer *w,
 	 */
 	memset(rec + MSGA__RING_SHORT_HEAD + (len & ~(MSGA__RING_ALIGN - 1)),
 	       0, MSGA__RING_PAD_LEN);
-	msga__put32((uint8_t *)rec, MSGA__RING_SHORT_BIT | len |
-				    topic << MSGA__RING_SHORT_TOPIC_SHIFT);
+	msga__put32((uint8_t *)rec, msga__ring_short_word(topic, len));
 	memcpy(rec + MSGA__RING_SHORT_HEAD, data, len);
-	msga__put64((uint8_t *)rec + size - MSGA__RING_TRAILER,
-		    msga__ring_stamp(w->nrec++));
-	w->next_seq[topic] = seq + 1;
 	*off = w->off;
-	w->tail += size;
-	w->off = w->off + size == w->size ? 0 : w->off + size;
+	msga__put64((uint8_t *)rec + size - MSGA__RING_TRAILER,
+		    msga__ring_advance(w, w->off, size));
+	w->next_seq[topic] = seq + 1;
 	return size;
 }
 
@@ -342,6 +355,24 @@ static inline int msga__ring_may_read(const struct msga__ring_reader *r)
 	return (word & MSGA__RING_PAD_BIT) || msga__ring_arrived(r, word);
 }
 
+/*
+ * Whether a short record's (verified) word is one the writer can have
+ * sent: bits 23-29 zero (29, HELD, is only ever ours), a payload of at
+ * most a fragment, and a topic whose sequence the reader knows.
+ */
+static inline int msga__ring_short_ok(const struct msga__ring_reader *r,
+				      uint32_t word)
+{
+	const uint32_t valid = MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
+			       MSGA__RING_SHORT_TOPIC_MASK <<
+				       MSGA__RING_SHORT_TOPIC_SHIFT;
+
+	return !(word & ~valid) && (word & MSGA__RING_SHORT_BIT) &&
+	       (word & MSGA__RING_SHORT_LEN_MASK) <= MSGA_FRAG_MAX &&
+	       r->next_seq[word >> MSGA__RING_SHORT_TOPIC_SHIFT &
+			   MSGA__RING_SHORT_TOPIC_MASK];
+}
+
 /* A short record the fast path read (msga__ring_take_short). */
 struct msga__ring_short {
 	const char *payload;
@@ -361,9 +392,6 @@ struct msga__ring_short {
 static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 					     struct msga__ring_short *s)
 {
-	const uint32_t valid = MSGA__RING_SHORT_BIT | MSGA__RING_SHORT_LEN_MASK |
-			       MSGA__RING_SHORT_TOPIC_MASK <<
-				       MSGA__RING_SHORT_TOPIC_SHIFT;
 	const char *rec = r->buf + r->off;
 	uint32_t word = msga__ring_load32(rec), size, len, topic;
 
@@ -377,8 +405,7 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	len = word & MSGA__RING_SHORT_LEN_MASK;
 	topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
 		MSGA__RING_SHORT_TOPIC_MASK;
-	if ((word & ~valid) || !(word & MSGA__RING_SHORT_BIT) ||
-	    len > MSGA_FRAG_MAX || !r->next_seq[topic] ||
+	if (!msga__ring_short_ok(r, word) ||
 	    msga__ring_rec_at(r->size, r->off,
 			      msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len)) !=
 		    size)
