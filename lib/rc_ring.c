@@ -165,7 +165,7 @@ static int ring_poll_one(struct msga__conn *c, uint64_t *now)
 		ret = msga__ring_head_get(&c->rr, rec, rec_len, &h, &payload,
 					  &plen);
 	if (!ret && !*now)
-		*now = msga__now_ns();
+		*now = msga__rx_clock_now(&c->ctx->rx_clock);
 	if (!ret && h.type == MSGA__W_CREDIT)
 		msga__credit_on_recv(&c->cr, h.credit);
 	if (!ret)
@@ -194,9 +194,11 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 		struct msga__ring_short s;
 		uint32_t rec_len = msga__ring_take_short(&c->rr, &s);
 
-		if (rec_len) {
+		if (!rec_len)
+			break; /* the next short record is on its way */
+		if (rec_len != MSGA__RING_TAKE_OTHER) {
 			if (!now)
-				now = msga__now_ns();
+				now = msga__rx_clock_now(&c->ctx->rx_clock);
 			if (msga__sub_deliver_whole(c, &c->ring_slot, s.topic,
 						    s.seq, s.payload, s.len,
 						    now)) {

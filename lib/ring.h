@@ -381,13 +381,18 @@ struct msga__ring_short {
 	uint64_t seq;
 };
 
+/* What msga__ring_take_short returns for a record it leaves to peek. */
+#define MSGA__RING_TAKE_OTHER UINT32_MAX
+
 /*
  * The fast path's reader: when the record at the read position is a
  * complete short record (a whole DATA message), its bytes, with *s filled
  * in and its topic's sequence counted, as msga__ring_head_get would; then
- * msga__ring_consume it. 0 for anything else: not (fully) there, a PAD, a
- * long record, or one that breaks a rule, which msga__ring_peek and
- * msga__ring_head_get then take, and refuse with the reason.
+ * msga__ring_consume it. 0 when a short record's word is there but its
+ * trailer is not yet (nothing more to read now: the caller need not ask
+ * peek). MSGA__RING_TAKE_OTHER for anything else: a PAD, a long record,
+ * or one that breaks a rule, complete or not, which msga__ring_peek and
+ * msga__ring_head_get then take, or refuse with the reason.
  */
 static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 					     struct msga__ring_short *s)
@@ -396,7 +401,7 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	uint32_t word = msga__ring_load32(rec), size, len, topic;
 
 	if (!msga__ring_is_short(word))
-		return 0;
+		return MSGA__RING_TAKE_OTHER;
 	size = msga__ring_arrived(r, word);
 	if (!size)
 		return 0;
@@ -409,7 +414,7 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	    msga__ring_rec_at(r->size, r->off,
 			      msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len)) !=
 		    size)
-		return 0;
+		return MSGA__RING_TAKE_OTHER;
 	s->payload = rec + MSGA__RING_SHORT_HEAD;
 	s->len = len;
 	s->topic = topic;
