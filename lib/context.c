@@ -142,6 +142,7 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	msga__list_init(&ctx->pubs);
 	msga__list_init(&ctx->subs);
 	msga__list_init(&ctx->udeps);
+	msga__rx_clock_init(&ctx->rx_clock, msga__clocksource_is_tsc());
 	ret = msga__select_device(ctx, attr);
 	if (ret)
 		goto fail;

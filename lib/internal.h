@@ -16,6 +16,7 @@
 
 #include "msgaccel.h"
 #include "list.h"
+#include "rx_clock.h"
 
 #define MSGA_ERRBUF_LEN 256
 
@@ -59,6 +60,7 @@ struct msga_ctx {
 	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
 	uint32_t polls;                   /* msga_ctx_poll() calls */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
+	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
 	struct msga__list udeps;          /* every UD endpoint, for polling */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
@@ -92,13 +94,13 @@ void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
 void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
 			   struct ibv_mr **mr);
 
-/* CLOCK_MONOTONIC in ns: receive timestamps, timers, timeouts. */
+/*
+ * CLOCK_MONOTONIC in ns from the kernel: timers and timeouts. Receive
+ * timestamps come from ctx->rx_clock (rx_clock.h), which is cheaper.
+ */
 static inline uint64_t msga__now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return msga__mono_ns();
 }
 
 /* Device selection (device_select.c). */

@@ -234,7 +234,7 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 			continue;
 		}
 		{
-			uint64_t t = msga__now_ns();
+			uint64_t t = msga__rx_clock_now(&c->ctx->rx_clock);
 
 			for (i = 0; i < n; i++)
 				conn_wc(c, &wc[i], t);

@@ -324,7 +324,7 @@ int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 			continue;
 		}
 		if (!*now)
-			*now = msga__now_ns();
+			*now = msga__rx_clock_now(&ep->ctx->rx_clock);
 		for (int i = 0; i < n; i++)
 			udep_wc(ep, &wc[i], *now);
 		done += n;

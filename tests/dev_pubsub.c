@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <criterion/criterion.h>
 
 #include "devtest.h"
@@ -253,6 +255,73 @@ Test(pubsub, claim_commit_abort_hold_release, .timeout = 60)
 		dp_send(pub, t, seq, MSG, &ctx, 1);
 	cr_assert(dp_poll_until64(&ctx, 1, &hold_rec.total, 3000, 20000));
 	cr_expect_eq(hold_rec.bad, 0, "%s", hold_rec.first_bad);
+	msga_ctx_close(ctx);
+}
+
+static uint64_t stamp_last, stamp_count;
+
+static void keep_stamp(const struct msga_msg *m, void *user)
+{
+	stamp_last = m->rx_time_ns;
+	stamp_count++;
+	dp_on_msg(m, user);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * rx_time_ns is CLOCK_MONOTONIC when the message was polled: each stamp
+ * lies within clock_gettime() reads taken around the msga_ctx_poll() that
+ * delivered it, and stamps never go back. 400 ms covers the receive
+ * clock's first rate (20 ms) and many re-anchorings (every 10 ms), so in
+ * the VM, whose clocksource is the TSC, most stamps come from the TSC.
+ * The slack (50 us) is far above the clock's error and far below what a
+ * wrong rate or anchor gives.
+ */
+Test(pubsub, rx_time_is_clock_monotonic, .timeout = 60)
+{
+	const uint64_t slack = 50000;
+	static struct dp_rec ev, rec;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
+	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "clk",
+				   .on_msg = keep_stamp,
+				   .on_event = dp_on_event, .user = &rec };
+	uint64_t start, prev = 0, seq = 0;
+	struct msga_sub *sub;
+	uint32_t t = topic(pub, "clk");
+
+	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
+	dp_connect(sub, pub, &ctx, 1, 1);
+	start = mono_ns();
+	while (mono_ns() - start < 400000000u) {
+		uint64_t before, after, had = stamp_count;
+
+		dp_send(pub, t, ++seq, MSG, &ctx, 1);
+		do {
+			before = mono_ns();
+			cr_assert_geq(msga_ctx_poll(ctx, 1), 0);
+			after = mono_ns();
+			cr_assert_lt(after - start, 10000000000ull, "no delivery");
+		} while (stamp_count == had);
+		cr_assert_eq(stamp_count, had + 1);
+		cr_assert(stamp_last + slack >= before &&
+			  stamp_last <= after + slack,
+			  "message %llu stamped %lld ns from [0, %lld]",
+			  (unsigned long long)seq,
+			  (long long)(stamp_last - before),
+			  (long long)(after - before));
+		cr_assert_geq(stamp_last, prev);
+		prev = stamp_last;
+	}
+	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
+	cr_log_info("%llu messages stamped", (unsigned long long)seq);
 	msga_ctx_close(ctx);
 }
 
