@@ -41,41 +41,60 @@ int msga__rx_clock_anchor(struct msga__rx_clock *c, uint64_t tsc,
 	return rated;
 }
 
+/* The widest pair taken as good: a few times the tightest seen. */
+static uint64_t pair_limit(const struct msga__rx_clock *c)
+{
+	return 4 * c->best_gap + 64;
+}
+
 /*
  * A TSC read, CLOCK_MONOTONIC, another TSC read: *tsc is the middle of the
- * two, and the pair is good when they are no further apart than a few
- * times the tightest pair seen (a preempted or interrupted pair is
- * thousands of times wider).
+ * two, and the pair is good when they are no further apart than
+ * pair_limit (a preempted or interrupted pair is thousands of times
+ * wider).
  */
-static int read_pair(struct msga__rx_clock *c, uint64_t *tsc, uint64_t *ns)
+static int read_pair(struct msga__rx_clock *c, uint64_t *tsc, uint64_t *ns,
+		     uint64_t *gap)
 {
-	uint64_t before = msga__tsc(), gap;
+	uint64_t before = msga__tsc();
 
 	*ns = msga__mono_ns();
-	gap = msga__tsc() - before;
-	*tsc = before + gap / 2;
-	if (!c->best_gap || gap < c->best_gap)
-		c->best_gap = gap ? gap : 1;
-	return gap <= 4 * c->best_gap + 64;
+	*gap = msga__tsc() - before;
+	*tsc = before + *gap / 2;
+	if (!c->best_gap || *gap < c->best_gap)
+		c->best_gap = *gap ? *gap : 1;
+	return *gap <= pair_limit(c);
 }
 
 #define PAIR_TRIES 4
 
 uint64_t msga__rx_clock_read(struct msga__rx_clock *c)
 {
-	uint64_t ns = 0, tsc;
-	int good = 0;
+	uint64_t ns = 0, tsc = 0, gap = 0;
+	int good = 0, rated;
 
 	for (int i = 0; c->tsc_ok && !good && i < PAIR_TRIES; i++)
-		good = read_pair(c, &tsc, &ns);
+		good = read_pair(c, &tsc, &ns, &gap);
 	if (!c->tsc_ok)
 		ns = msga__mono_ns();
-	/* A new rate is the time to check that the kernel still trusts the
-	 * TSC (its watchdog can switch away): about once a second. */
-	if (good && msga__rx_clock_anchor(c, tsc, ns) &&
-	    !msga__clocksource_is_tsc()) {
-		c->tsc_ok = 0;
-		c->reach = 0;
+	if (good && c->rate_tsc && c->rate_gap > pair_limit(c)) {
+		/* The span the rate is measured over started at a pair wider
+		 * than we now know pairs can be (the very first one, taken
+		 * before any tighter): measure it again from here. */
+		c->rate_tsc = 0;
+		c->mult = 0;
+	}
+	if (good) {
+		rated = msga__rx_clock_anchor(c, tsc, ns);
+		if (c->rate_tsc == tsc)
+			c->rate_gap = gap;
+		/* A new rate is the time to check that the kernel still
+		 * trusts the TSC (its watchdog can switch away): about once
+		 * a second. */
+		if (rated && !msga__clocksource_is_tsc()) {
+			c->tsc_ok = 0;
+			c->reach = 0;
+		}
 	}
 	if (ns < c->last)
 		return c->last;

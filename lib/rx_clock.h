@@ -13,7 +13,8 @@
  * How it stays CLOCK_MONOTONIC: an anchor pairs a TSC read with a
  * clock_gettime() taken between two TSC reads, and is only taken when
  * those two are close (a pair the scheduler split would skew every stamp
- * made from it). A stamp extrapolates from
+ * made from it); "close" is a few times the tightest pair seen, and a rate
+ * whose span began at a pair wider than that is measured again. A stamp extrapolates from
  * the anchor for at most MSGA__RX_CLOCK_REACH_NS; the first stamp after
  * that reads the kernel's clock again and re-anchors. The rate is measured
  * against CLOCK_MONOTONIC itself, first over MSGA__RX_CLOCK_CAL_NS, then
@@ -55,6 +56,7 @@ struct msga__rx_clock {
 	uint64_t rate_tsc, rate_ns; /* start of the span the rate comes from */
 	uint64_t last;           /* the latest stamp handed out */
 	uint64_t best_gap;       /* the tightest pair of TSC reads seen */
+	uint64_t rate_gap;       /* the pair at rate_tsc's */
 	int tsc_ok;              /* the kernel's clocksource is the TSC */
 };
 
