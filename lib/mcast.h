@@ -155,7 +155,7 @@ int msga__msub_hold(struct msga__rxslot *slot);
 void msga__msub_release(struct msga__rxslot *slot);
 void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
-void msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
+uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
 
 /* ud_unicast.c */
 int msga__upub_create(struct msga_pub *pub, const char *uri);
@@ -164,13 +164,13 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			const struct ibv_wc *wc, uint64_t now_ns);
 uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
 			    uint32_t *count);
-void msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
+uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
 void msga__upub_fini(struct msga_pub *pub);
 int msga__usub_connect(struct msga_sub *sub, const char *uri);
 void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns);
-void msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
+uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__usub_leave(struct msga__udep *ep);
 int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
 			uint8_t type, const char *pattern);

@@ -269,9 +269,11 @@ void msga__msub_release(struct msga__rxslot *slot)
 		msga__udep_kill(ep, -EIO, 1);
 }
 
-void msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
+/* Drop stale reassemblies; returns when the next one would be stale. */
+uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 {
 	msga__reasm_expire(&sub->reasm, now_ns);
+	return msga__reasm_next_expiry(&sub->reasm);
 }
 
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)

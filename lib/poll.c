@@ -402,18 +402,20 @@ static void drain_comp_channel(struct msga_ctx *ctx)
 	}
 }
 
-/* How often an event-mode program wakes for UD timers (poll_udeps). */
-#define UD_TICK_NS 100000000ull
-
 /*
- * Multicast endpoints, then reassembly timeouts. The clock is read once,
- * and only when a completion or a pending reassembly needs it.
+ * Multicast endpoints, then the timers of unicast UD (keepalives, a silent
+ * peer, a SUBSCRIBE resend) and of reassembly. The clock is read once, and
+ * only when a completion or a timer needs it. In event mode every poll
+ * runs the timers, and the context's timer is armed for the earliest one
+ * due: a program asleep on msga_ctx_fd() must still see a vanished peer,
+ * since nothing arrives to wake it, and should wake for nothing else (an
+ * idle unicast subscriber: once a second, for its keepalive).
  */
 static int poll_udeps(struct msga_ctx *ctx, int budget)
 {
 	struct msga__list *pos, *tmp;
-	uint64_t now = 0;
-	int done = 0, timed = 0;
+	uint64_t now = 0, next = UINT64_MAX, due;
+	int done = 0;
 
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
 		done += msga__udep_poll(msga__container_of(pos,
@@ -421,7 +423,6 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 	/* (event mode polls seldom: every poll is due) */
 	if (++ctx->ud_polls % 64 && !ctx->evmode)
 		return done;
-	/* unicast UD keepalives and timeouts */
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
 		struct msga__udep *ep = msga__container_of(pos,
 					struct msga__udep, ctx_node);
@@ -430,11 +431,9 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 			continue;
 		if (!now)
 			now = msga__now_ns();
-		timed = 1;
-		if (ep->pub)
-			msga__upub_tick(ep->pub, now);
-		else
-			msga__usub_tick(ep, now);
+		due = ep->pub ? msga__upub_tick(ep->pub, now) :
+				msga__usub_tick(ep, now);
+		next = due < next ? due : next;
 	}
 	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
 		struct msga_sub *sub = msga__container_of(pos, struct msga_sub,
@@ -443,18 +442,13 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 		if (sub->reasm.slots && msga__reasm_pending(&sub->reasm)) {
 			if (!now)
 				now = msga__now_ns();
-			msga__msub_expire(sub, now);
-			timed |= msga__reasm_pending(&sub->reasm);
+			due = msga__msub_expire(sub, now);
+			next = due < next ? due : next;
 		}
 	}
-	/*
-	 * Keepalives, a silent peer's timeout and a stale reassembly must
-	 * happen while an event-mode program sleeps on msga_ctx_fd(): nothing
-	 * arrives to wake it when a peer has vanished. Nothing else wakes it
-	 * (an idle multicast subscriber sleeps).
-	 */
-	if (ctx->evmode && timed)
-		msga__ctx_timer_arm(ctx, now, UD_TICK_NS);
+	if (ctx->evmode && next != UINT64_MAX)
+		msga__ctx_timer_arm(ctx, now, (int64_t)(next - now) > 0 ?
+						      next - now : 0);
 	return done;
 }
 

@@ -177,8 +177,11 @@ unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 	for (unsigned int i = 0; i < r->nslots; i++) {
 		struct msga__reasm_slot *s = &r->slots[i];
 
+		/* (signed: a receive stamp may run a hair ahead of the
+		 * clock a later tick reads; see rx_clock.h) */
 		if (s->state == SLOT_FILLING &&
-		    now_ns - s->started_ns > r->timeout_ns) {
+		    (int64_t)(now_ns - s->started_ns) >
+			    (int64_t)r->timeout_ns) {
 			slot_reset(r, s);
 			n++;
 		}
@@ -194,4 +197,18 @@ unsigned int msga__reasm_pending(const struct msga__reasm *r)
 	for (unsigned int i = 0; i < r->nslots; i++)
 		n += r->slots[i].state == SLOT_FILLING;
 	return n;
+}
+
+uint64_t msga__reasm_next_expiry(const struct msga__reasm *r)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (unsigned int i = 0; i < r->nslots; i++) {
+		const struct msga__reasm_slot *s = &r->slots[i];
+
+		if (s->state == SLOT_FILLING &&
+		    s->started_ns + r->timeout_ns + 1 < next)
+			next = s->started_ns + r->timeout_ns + 1;
+	}
+	return next;
 }

@@ -72,5 +72,7 @@ void msga__reasm_release(struct msga__reasm *r, const void *msg);
 unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns);
 /* Messages being reassembled now. */
 unsigned int msga__reasm_pending(const struct msga__reasm *r);
+/* When msga__reasm_expire would next drop one (UINT64_MAX: none pending). */
+uint64_t msga__reasm_next_expiry(const struct msga__reasm *r);
 
 #endif

@@ -213,15 +213,28 @@ uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
 	return mask;
 }
 
-/* Forget subscribers that stopped saying they are there. */
-void msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
+/*
+ * Forget subscribers that stopped saying they are there. Returns when the
+ * next of them would be due (UINT64_MAX: none), for event mode's timer.
+ */
+uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 {
+	uint64_t next = UINT64_MAX;
+
 	for (uint32_t i = 0; pub->ndests && i < MSGA__UD_DESTS_MAX; i++) {
 		struct msga__udest *d = &pub->dests[i];
 
-		if (d->used && now_ns - d->last_seen_ns > MSGA__UD_DEAD_NS)
+		if (!d->used)
+			continue;
+		/* (signed: last_seen is a receive stamp, which may run a
+		 * hair ahead of the clock a tick reads; see rx_clock.h) */
+		if ((int64_t)(now_ns - d->last_seen_ns) >
+		    (int64_t)MSGA__UD_DEAD_NS)
 			dest_drop(pub, d, -ETIMEDOUT);
+		else if (d->last_seen_ns + MSGA__UD_DEAD_NS + 1 < next)
+			next = d->last_seen_ns + MSGA__UD_DEAD_NS + 1;
 	}
+	return next;
 }
 
 void msga__upub_fini(struct msga_pub *pub)
@@ -349,19 +362,34 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }
 
-void msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
+/*
+ * Resolving too long, a silent publisher, a keepalive or a SUBSCRIBE
+ * resend due. Returns when this endpoint next needs a tick (UINT64_MAX:
+ * never), for event mode's timer.
+ */
+uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 {
-	if (ep->dead || ep->ustate == MSGA__U_RESOLVING) {
-		if (!ep->dead && now_ns - ep->started_ns > MSGA__UD_DEAD_NS)
-			fail(ep, -ETIMEDOUT);
-		return;
+	uint64_t dead_at;
+
+	if (ep->dead)
+		return UINT64_MAX;
+	if (ep->ustate == MSGA__U_RESOLVING) {
+		dead_at = ep->started_ns + MSGA__UD_DEAD_NS + 1;
+		if ((int64_t)(now_ns - dead_at) < 0)
+			return dead_at;
+		fail(ep, -ETIMEDOUT);
+		return UINT64_MAX;
 	}
-	if (now_ns - ep->last_heard_ns > MSGA__UD_DEAD_NS) {
+	/* (signed, as in msga__upub_tick) */
+	if ((int64_t)(now_ns - ep->last_heard_ns) >
+	    (int64_t)MSGA__UD_DEAD_NS) {
 		fail(ep, -ETIMEDOUT); /* the publisher went quiet */
-		return;
+		return UINT64_MAX;
 	}
 	if (now_ns >= ep->next_tx_ns)
 		subscribe(ep, now_ns);
+	dead_at = ep->last_heard_ns + MSGA__UD_DEAD_NS + 1;
+	return ep->next_tx_ns < dead_at ? ep->next_tx_ns : dead_at;
 }
 
 /* Before leaving: tell the publisher, so it stops sending at once. */
