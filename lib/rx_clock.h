@@ -6,22 +6,23 @@
  *
  * Why: every delivered message is stamped when it is polled, on the
  * latency path. clock_gettime() costs ~30 ns on a bare x86 host and
- * ~100 ns in the test VM (measured), a TSC read ~12 ns in both. The
+ * 100-150 ns in the test VM (measured), a TSC read ~12 ns in both. The
  * kernel's own vDSO does the same arithmetic we do here: ticks since an
  * anchor, times a rate.
  *
  * How it stays CLOCK_MONOTONIC: an anchor pairs a TSC read with a
  * clock_gettime() taken between two TSC reads, and is only taken when
  * those two are close (a pair the scheduler split would skew every stamp
- * made from it); "close" is a few times the tightest pair seen, and a rate
- * whose span began at a pair wider than that is measured again. A stamp extrapolates from
- * the anchor for at most MSGA__RX_CLOCK_REACH_NS; the first stamp after
- * that reads the kernel's clock again and re-anchors. The rate is measured
- * against CLOCK_MONOTONIC itself, first over MSGA__RX_CLOCK_CAL_NS, then
- * every MSGA__RX_CLOCK_RATE_NS over the last such span, so it follows NTP's
- * frequency corrections. Until the first rate exists, and whenever the
- * clocksource is not the TSC (checked again with each new rate), every
- * stamp is a clock_gettime(). Stamps never go backwards.
+ * made from it); "close" is a few times the tightest pair seen, and a
+ * rate whose span began at a pair wider than that is measured again. A
+ * stamp extrapolates from the anchor for at most MSGA__RX_CLOCK_REACH_NS;
+ * the first stamp after that reads the kernel's clock again and
+ * re-anchors. The rate is measured against CLOCK_MONOTONIC itself, first
+ * over MSGA__RX_CLOCK_CAL_NS, then every MSGA__RX_CLOCK_RATE_NS over the
+ * last such span, so it follows NTP's frequency corrections. Until the
+ * first rate exists, and whenever the clocksource is not the TSC (checked
+ * again with each new rate), every stamp is a clock_gettime(). Stamps
+ * never go backwards.
  *
  * Error: a pair is uncertain by its gap, ~100 ns in the test VM. The rate
  * over a second is then known to ~2e-7, so 10 ms of extrapolation is off
@@ -94,8 +95,8 @@ int msga__rx_clock_anchor(struct msga__rx_clock *c, uint64_t tsc,
  * The stamp for TSC reading tsc, or 0 when it is beyond the anchor's reach
  * (or before it, or there is no rate): then read the kernel's clock.
  */
-static inline uint64_t msga__rx_clock_extrapolate(const struct msga__rx_clock *c,
-						  uint64_t tsc)
+static inline uint64_t
+msga__rx_clock_extrapolate(const struct msga__rx_clock *c, uint64_t tsc)
 {
 	uint64_t d = tsc - c->tsc0;
 
