@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reasm.h"
+#include "rx_clock.h"
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_DONE };
 
@@ -170,6 +171,13 @@ void msga__reasm_release(struct msga__reasm *r, const void *msg)
 			slot_reset(r, &r->slots[i]);
 }
 
+/* The first ns at which a filling slot is stale. */
+static uint64_t stale_at(const struct msga__reasm *r,
+			 const struct msga__reasm_slot *s)
+{
+	return s->started_ns + r->timeout_ns + 1;
+}
+
 unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 {
 	unsigned int n = 0;
@@ -177,11 +185,8 @@ unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 	for (unsigned int i = 0; i < r->nslots; i++) {
 		struct msga__reasm_slot *s = &r->slots[i];
 
-		/* (signed: a receive stamp may run a hair ahead of the
-		 * clock a later tick reads; see rx_clock.h) */
 		if (s->state == SLOT_FILLING &&
-		    (int64_t)(now_ns - s->started_ns) >
-			    (int64_t)r->timeout_ns) {
+		    msga__time_reached(now_ns, stale_at(r, s))) {
 			slot_reset(r, s);
 			n++;
 		}
@@ -206,9 +211,8 @@ uint64_t msga__reasm_next_expiry(const struct msga__reasm *r)
 	for (unsigned int i = 0; i < r->nslots; i++) {
 		const struct msga__reasm_slot *s = &r->slots[i];
 
-		if (s->state == SLOT_FILLING &&
-		    s->started_ns + r->timeout_ns + 1 < next)
-			next = s->started_ns + r->timeout_ns + 1;
+		if (s->state == SLOT_FILLING && stale_at(r, s) < next)
+			next = stale_at(r, s);
 	}
 	return next;
 }

@@ -70,6 +70,17 @@ static inline uint64_t msga__mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Whether CLOCK_MONOTONIC time now has reached deadline at. Signed, so
+ * that a deadline computed from a receive stamp, which may run a hair
+ * ahead of a later clock_gettime(), is "not yet" rather than long past.
+ * Every timeout counted from a receive stamp goes through this.
+ */
+static inline int msga__time_reached(uint64_t now, uint64_t at)
+{
+	return (int64_t)(now - at) >= 0;
+}
+
 static inline uint64_t msga__tsc(void)
 {
 #if MSGA__HAVE_TSC

@@ -224,15 +224,14 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 	for (uint32_t i = 0; pub->ndests && i < MSGA__UD_DESTS_MAX; i++) {
 		struct msga__udest *d = &pub->dests[i];
 
+		uint64_t dead_at = d->last_seen_ns + MSGA__UD_DEAD_NS + 1;
+
 		if (!d->used)
 			continue;
-		/* (signed: last_seen is a receive stamp, which may run a
-		 * hair ahead of the clock a tick reads; see rx_clock.h) */
-		if ((int64_t)(now_ns - d->last_seen_ns) >
-		    (int64_t)MSGA__UD_DEAD_NS)
+		if (msga__time_reached(now_ns, dead_at))
 			dest_drop(pub, d, -ETIMEDOUT);
-		else if (d->last_seen_ns + MSGA__UD_DEAD_NS + 1 < next)
-			next = d->last_seen_ns + MSGA__UD_DEAD_NS + 1;
+		else if (dead_at < next)
+			next = dead_at;
 	}
 	return next;
 }
@@ -373,22 +372,18 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 
 	if (ep->dead)
 		return UINT64_MAX;
-	if (ep->ustate == MSGA__U_RESOLVING) {
-		dead_at = ep->started_ns + MSGA__UD_DEAD_NS + 1;
-		if ((int64_t)(now_ns - dead_at) < 0)
-			return dead_at;
+	/* resolving for too long, or a publisher gone quiet */
+	dead_at = (ep->ustate == MSGA__U_RESOLVING ? ep->started_ns :
+						     ep->last_heard_ns) +
+		  MSGA__UD_DEAD_NS + 1;
+	if (msga__time_reached(now_ns, dead_at)) {
 		fail(ep, -ETIMEDOUT);
 		return UINT64_MAX;
 	}
-	/* (signed, as in msga__upub_tick) */
-	if ((int64_t)(now_ns - ep->last_heard_ns) >
-	    (int64_t)MSGA__UD_DEAD_NS) {
-		fail(ep, -ETIMEDOUT); /* the publisher went quiet */
-		return UINT64_MAX;
-	}
+	if (ep->ustate == MSGA__U_RESOLVING)
+		return dead_at;
 	if (now_ns >= ep->next_tx_ns)
 		subscribe(ep, now_ns);
-	dead_at = ep->last_heard_ns + MSGA__UD_DEAD_NS + 1;
 	return ep->next_tx_ns < dead_at ? ep->next_tx_ns : dead_at;
 }
 
