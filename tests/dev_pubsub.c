@@ -555,11 +555,17 @@ Test(pubsub, subscriber_reconnects_while_publishing, .timeout = 120)
 		uint64_t end = dp_now_ms() + 10000;
 
 		cr_assert_geq(id, 0);
-		/* keep publishing while the subscriber (re)connects */
+		/*
+		 * Keep publishing while the subscriber (re)connects, and poll
+		 * after each send: dp_send polls only when back-pressured, and
+		 * on a slow host (valgrind) the connect's CM events would
+		 * otherwise wait behind a whole ring of sends.
+		 */
 		while (msga_pub_subscribers(pub) < 2) {
 			cr_assert_lt(dp_now_ms(), end, "round %d: no reconnect",
 				     round);
 			dp_send(pub, t, ++seq, MSG, &ctx, 1);
+			cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
 		}
 		for (int i = 0; i < 500; i++)
 			dp_send(pub, t, ++seq, MSG, &ctx, 1);
@@ -573,6 +579,7 @@ Test(pubsub, subscriber_reconnects_while_publishing, .timeout = 120)
 				     "round %d: publisher missed the leave",
 				     round);
 			dp_send(pub, t, ++seq, MSG, &ctx, 1);
+			cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
 		}
 	}
 	cr_expect_geq(ev.disconnected, 5);
