@@ -19,6 +19,12 @@
  *
  * --pingpong is the latency mode: one message in flight, -n round trips,
  * perftest-style columns (RTT/2): the pub/sub counterpart of ib_send_lat.
+ * With --vs-write BLOCK, the same two processes also run a bare RDMA WRITE
+ * ping-pong (write_pingpong.h, what ib_write_lat does), alternating blocks
+ * of BLOCK round trips of each, and report the library's latency as a
+ * ratio to the bare WRITE's: on a host whose speed drifts by tens of
+ * percent from one minute to the next, blocks a few milliseconds apart
+ * see the same host, where separate runs of two tools do not.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,6 +40,7 @@
 
 #include "msgaccel.h"
 #include "perf_clock.h"
+#include "write_pingpong.h"
 
 #define FEED_TOPIC "feed.data"
 #define ECHO_TOPIC "feed.echo"
@@ -61,6 +68,7 @@ struct opts {
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
 	int ud;             /* --ud: unicast UD (ud://) instead of RC */
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
+	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -346,9 +354,42 @@ static void reflector_drain(void)
 		refl.tail++;
 }
 
+static void consumer_idle(void *unused)
+{
+	(void)unused;
+	msga_ctx_poll(refl.ep.ctx, 64);
+	reflector_drain();
+}
+
+/* The passive end of --vs-write's bare WRITE ping-pong, on PORT+2. */
+static struct write_pp *open_write_pp(const struct opts *o, int active,
+				      void (*idle)(void *))
+{
+	struct write_pp *wp;
+	char err[256] = "";
+
+	if (write_pp_open(&wp, o->addr, o->port + 2, active, o->size, 30, idle,
+			  NULL, err, sizeof(err)))
+		die("--vs-write: %s", err);
+	return wp;
+}
+
+/*
+ * --vs-write: after every BLOCK messages (the last one echoed, nothing
+ * queued), answer BLOCK bare WRITEs; the producer alternates the same way.
+ */
+static void consumer_write_block(struct write_pp *wp, long block)
+{
+	for (long i = 0; i < block; i++)
+		if (write_pp_pong(wp, 5000))
+			die("%s", "--vs-write: the producer's WRITE did not come");
+}
+
 static int run_consumer(const struct opts *o, int report_fd)
 {
 	uint64_t t0 = now_ns();
+	struct write_pp *wp = NULL;
+	unsigned long write_blocks = 0;
 	struct side_usage u;
 
 	refl.size = o->size;
@@ -359,9 +400,16 @@ static int run_consumer(const struct opts *o, int report_fd)
 	open_endpoint(&refl.ep, o, o->port + 1, o->port, ECHO_TOPIC, FEED_TOPIC,
 		      reflect_msg);
 	connect_sub(&refl.ep, o, 30);
+	if (o->vs_write)
+		wp = open_write_pp(o, 0, consumer_idle);
 	while (!(refl.stop && refl.tail == refl.head) && !refl.ep.peer_gone) {
 		msga_ctx_poll(refl.ep.ctx, 64);
 		reflector_drain();
+		if (wp && !refl.stop && refl.tail == refl.head &&
+		    refl.seen >= (write_blocks + 1) * o->vs_write) {
+			consumer_write_block(wp, o->vs_write);
+			write_blocks++;
+		}
 		/* Multicast has no disconnect: a producer gone quiet is gone. */
 		if (o->mcast && refl.seen != refl.last_seen) {
 			refl.last_seen = refl.seen;
@@ -376,6 +424,7 @@ static int run_consumer(const struct opts *o, int report_fd)
 		msga_ctx_poll(refl.ep.ctx, 64);
 	u = usage_since(t0);
 	dprintf(report_fd, "%.1f %ld\n", u.cpu_pct, u.peak_rss_kb);
+	write_pp_close(wp);
 	close_endpoint(&refl.ep);
 	free(refl.ring);
 	return 0;
@@ -627,34 +676,126 @@ static int run_feed(const struct opts *o, struct side_usage *self)
 	return 0;
 }
 
-static int run_pingpong(const struct opts *o, struct side_usage *self)
+/* One pub/sub round trip: send seq, poll until its echo is in. */
+static void pubsub_round_trip(uint64_t seq, int sample)
+{
+	uint64_t want = prod.received + 1, end;
+
+	prod.step_first_seq = sample ? 1 : seq + 1; /* warm-up: no sample */
+	while (send_one(seq, now_ns(), 0) == -EAGAIN)
+		msga_ctx_poll(prod.ep.ctx, 16);
+	/* Spin as perftest does: the clock only now and then. */
+	end = now_ns() + 5000000000u;
+	for (unsigned spins = 0; prod.received < want; spins++) {
+		msga_ctx_poll(prod.ep.ctx, 16);
+		if (prod.ep.peer_gone)
+			die("%s", "the consumer is gone");
+		if (spins % 256 == 255 && now_ns() > end) {
+			char n[24];
+
+			snprintf(n, sizeof(n), "%llu", (unsigned long long)seq);
+			die("no echo of message %s in 5 s", n);
+		}
+	}
+}
+
+static double median_of(const double *v, long n)
+{
+	double *c = malloc(n * sizeof(*c)), m;
+
+	if (!c)
+		die("%s", "out of memory");
+	memcpy(c, v, n * sizeof(*c));
+	m = summarize(c, n).median;
+	free(c);
+	return m;
+}
+
+/* The q-quantile (0..1) of n sorted values, interpolated. */
+static double quantile(const double *sorted, long n, double q)
+{
+	double x = q * (n - 1);
+	long i = (long)x;
+
+	return i + 1 < n ? sorted[i] + (x - i) * (sorted[i + 1] - sorted[i])
+			 : sorted[n - 1];
+}
+
+/* --vs-write's result: pub/sub against the bare WRITE, block by block. */
+struct vs_write {
+	long block, pairs, at_or_below;
+	int inl;
+	struct stats raw;
+	double ratio_of_medians, ratio_median, ratio_p25, ratio_p75;
+};
+
+/*
+ * Blocks alternate: pub/sub, WRITE, pub/sub, WRITE... the first pair warms
+ * up. Pub/sub block k is compared with the mean of the WRITE blocks on
+ * either side of it, so a host that speeds up or slows down steadily
+ * favours neither.
+ */
+static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
+				    uint64_t *seq)
+{
+	long block = o->vs_write, pairs = (o->iters + block - 1) / block;
+	double *raw = calloc(pairs * block, sizeof(*raw));
+	double *raw_med = calloc(pairs + 1, sizeof(*raw_med));
+	double *ratio = calloc(pairs, sizeof(*ratio));
+	struct vs_write r = { .block = block, .pairs = pairs,
+			      .inl = write_pp_inline(wp) };
+
+	if (!raw || !raw_med || !ratio)
+		die("%s", "out of memory");
+	for (long k = -1; k < pairs; k++) {
+		long from = prod.nsamples;
+		double lib_med = 0;
+
+		for (long i = 0; i < block; i++)
+			pubsub_round_trip((*seq)++, k >= 0);
+		if (k >= 0)
+			lib_med = median_of(prod.send2recv + from, block);
+		for (long i = 0; i < block; i++) {
+			uint64_t t0 = now_ns();
+
+			if (write_pp_ping(wp, 5000))
+				die("%s", "--vs-write: no WRITE back in 5 s");
+			if (k >= 0)
+				raw[k * block + i] = (now_ns() - t0) / 2e3;
+		}
+		raw_med[k + 1] = k >= 0 ? median_of(raw + k * block, block) : 0;
+		if (k >= 0) {
+			double around = k > 0 ? (raw_med[k] + raw_med[k + 1]) / 2
+					      : raw_med[k + 1];
+
+			ratio[k] = lib_med / around;
+			r.at_or_below += ratio[k] <= 1.0;
+		}
+	}
+	r.raw = summarize(raw, pairs * block);
+	qsort(ratio, pairs, sizeof(*ratio), cmp_double);
+	r.ratio_median = quantile(ratio, pairs, 0.5);
+	r.ratio_p25 = quantile(ratio, pairs, 0.25);
+	r.ratio_p75 = quantile(ratio, pairs, 0.75);
+	free(raw);
+	free(raw_med);
+	free(ratio);
+	return r;
+}
+
+static int run_pingpong(const struct opts *o, struct write_pp *wp,
+			struct side_usage *self)
 {
 	uint64_t seq = 1, t0 = now_ns();
-	long warm = o->iters / 10;
+	struct vs_write vw = { 0 };
 	struct stats s;
 	FILE *json;
 
-	for (long i = -warm; i < o->iters; i++) {
-		uint64_t want = prod.received + 1, end;
-
-		prod.step_first_seq = i < 0 ? seq + 1 : 1; /* warm-up: no sample */
-		while (send_one(seq, now_ns(), 0) == -EAGAIN)
-			msga_ctx_poll(prod.ep.ctx, 16);
-		seq++;
-		/* Spin as perftest does: the clock only now and then. */
-		end = now_ns() + 5000000000u;
-		for (unsigned spins = 0; prod.received < want; spins++) {
-			msga_ctx_poll(prod.ep.ctx, 16);
-			if (prod.ep.peer_gone)
-				die("%s", "the consumer is gone");
-			if (spins % 256 == 255 && now_ns() > end) {
-				char n[24];
-
-				snprintf(n, sizeof(n), "%llu",
-					 (unsigned long long)(seq - 1));
-				die("no echo of message %s in 5 s", n);
-			}
-		}
+	if (wp) {
+		vw = run_vs_write(o, wp, &seq);
+	} else {
+		for (long i = -(o->iters / 10); i < o->iters; i++)
+			pubsub_round_trip(seq++, i >= 0);
 	}
 	stop_consumer(seq);
 	*self = usage_since(t0);
@@ -665,6 +806,17 @@ static int run_pingpong(const struct opts *o, struct side_usage *self)
 	printf("%-8zu %-11ld %-9.2f %-9.2f %-11.2f %-9.2f %-9.2f %-9.2f %-9.2f\n",
 	       o->size, s.n, s.min, s.max, s.median, s.mean, s.stdev, s.p99,
 	       s.p999);
+	if (wp) {
+		vw.ratio_of_medians = s.median / vw.raw.median;
+		printf("# bare WRITE (%s), interleaved: t_typical %.2f us over "
+		       "%ld round trips\n", vw.inl ? "inline" : "not inline",
+		       vw.raw.median, vw.raw.n);
+		printf("# pub/sub / bare WRITE: ratio of medians %.3f; per block "
+		       "of %ld: median %.3f, quartiles %.3f-%.3f, at or below 1 "
+		       "in %ld of %ld\n", vw.ratio_of_medians, vw.block,
+		       vw.ratio_median, vw.ratio_p25, vw.ratio_p75,
+		       vw.at_or_below, vw.pairs);
+	}
 	if (o->json && (json = fopen(o->json, "w"))) {
 		fprintf(json, "{\"mode\": \"pingpong\", \"size\": %zu, "
 			"\"iterations\": %ld, \"t_min_us\": %.3f, "
@@ -672,16 +824,37 @@ static int run_pingpong(const struct opts *o, struct side_usage *self)
 			"\"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, "
 			"\"p99_us\": %.3f, \"p999_us\": %.3f, ", o->size, s.n,
 			s.min, s.max, s.median, s.mean, s.stdev, s.p99, s.p999);
+		if (wp)
+			fprintf(json, "\"vs_write\": {\"block\": %ld, "
+				"\"blocks\": %ld, \"inline\": %s, "
+				"\"write_median_us\": %.3f, "
+				"\"ratio_of_medians\": %.4f, "
+				"\"block_ratio_median\": %.4f, "
+				"\"block_ratio_p25\": %.4f, "
+				"\"block_ratio_p75\": %.4f, "
+				"\"blocks_at_or_below\": %ld}, ", vw.block,
+				vw.pairs, vw.inl ? "true" : "false",
+				vw.raw.median, vw.ratio_of_medians,
+				vw.ratio_median, vw.ratio_p25, vw.ratio_p75,
+				vw.at_or_below);
 		fclose(json);
 	}
 	return 0;
 }
 
+static void producer_idle(void *unused)
+{
+	(void)unused;
+	msga_ctx_poll(prod.ep.ctx, 64);
+}
+
 static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
-	long cap = o->pingpong ? o->iters :
+	long blocks = o->vs_write ? (o->iters + o->vs_write - 1) / o->vs_write : 0;
+	long cap = blocks ? blocks * o->vs_write : o->pingpong ? o->iters :
 		   (long)((o->max_rate + 1) * o->duration) + 16;
+	struct write_pp *wp = NULL;
 	FILE *rf, *json;
 	int status = 0, ret;
 
@@ -698,8 +871,11 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 		      on_echo);
 	connect_sub(&prod.ep, o, 30);
 	await_consumer(o);
+	if (o->vs_write)
+		wp = open_write_pp(o, 1, producer_idle);
 	prod.run_start = prod.bucket_start = now_ns();
-	ret = o->pingpong ? run_pingpong(o, &self) : run_feed(o, &self);
+	ret = o->pingpong ? run_pingpong(o, wp, &self) : run_feed(o, &self);
+	write_pp_close(wp);
 	close_endpoint(&prod.ep);
 	if (prod.series)
 		fclose(prod.series);
@@ -747,6 +923,9 @@ static void usage(void)
 	       "                    echoes on GROUP+1 (default: RC)\n"
 	       "  --ud              over unicast UD (ud://) instead of RC\n"
 	       "  --no-ring         RC data by SEND/RECV, not the WRITE ring\n"
+	       "  --vs-write BLOCK  with --pingpong over RC: also a bare RDMA\n"
+	       "                    WRITE ping-pong on PORT+2, in alternating\n"
+	       "                    blocks of BLOCK round trips; prints the ratio\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
@@ -777,6 +956,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "mcast", required_argument, NULL, 'G' },
 		{ "ud", no_argument, NULL, 'U' },
 		{ "no-ring", no_argument, NULL, 'R' },
+		{ "vs-write", required_argument, NULL, 'W' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
@@ -805,6 +985,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'U': o->ud = 1; break;
 		case 'R': o->no_ring = 1; break;
+		case 'W': o->vs_write = parse_num(optarg, 10, 100000, "--vs-write"); break;
 		case 'J': o->json = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'K':
@@ -836,6 +1017,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("--ud (with --mcast: pick one)", "--ud");
 	if (o->base > o->max_rate)
 		usage_error("--base (above --max-rate)", argv[optind]);
+	if (o->vs_write && (!o->pingpong || o->ud || o->mcast))
+		usage_error("--vs-write (only with --pingpong over RC)",
+			    "--vs-write");
 	if (!o->size)
 		o->size = o->pingpong ? 64 : 232; /* perftest's / STAC-N1's */
 	o->addr = argv[optind];

@@ -89,20 +89,56 @@ Test(feed, stepped_feed_json_is_consistent)
 	expect_json(".producer.cpu_pct > 0 and .consumer.cpu_pct > 0");
 }
 
-Test(feed, bad_option_exits_2_with_one_line)
+/*
+ * --vs-write: pub/sub and the bare WRITE ping-pong alternate in the same
+ * two processes; both paths must carry every round trip, and the ratios
+ * must be the ones the medians give.
+ */
+Test(feed, pingpong_vs_write_reports_both_paths)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "timeout 240 %s --pingpong -n 300 "
+		 "--vs-write 50 -p 18630 --json %s %s", feed_bin(), json_path,
+		 devtest_env()->addr);
+	cr_assert_eq(run(cmd), 0, "%s failed", cmd);
+	expect_json(".mode == \"pingpong\" and .iterations == 300");
+	expect_json(".vs_write.block == 50 and .vs_write.blocks == 6");
+	expect_json(".vs_write.inline | type == \"boolean\"");
+	expect_json(".vs_write.write_median_us > 0");
+	expect_json("(.vs_write.ratio_of_medians - .t_median_us / "
+		    ".vs_write.write_median_us | fabs) < 0.001");
+	expect_json(".vs_write.block_ratio_p25 > 0 and .vs_write.block_ratio_p25"
+		    " <= .vs_write.block_ratio_median and "
+		    ".vs_write.block_ratio_median <= .vs_write.block_ratio_p75");
+	expect_json(".vs_write.blocks_at_or_below >= 0 and "
+		    ".vs_write.blocks_at_or_below <= 6");
+}
+
+/* A bad option: exit status 2 and one line on stderr. */
+static void expect_usage_error(const char *args)
 {
 	char cmd[1024];
 	FILE *p;
 	char line[512];
 	int lines = 0, st;
 
-	snprintf(cmd, sizeof(cmd), "%s --rate-typo 5 %s 2>&1 >/dev/null",
-		 feed_bin(), devtest_env()->addr);
+	snprintf(cmd, sizeof(cmd), "%s %s %s 2>&1 >/dev/null", feed_bin(),
+		 args, devtest_env()->addr);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);
 	while (fgets(line, sizeof(line), p))
 		lines++;
 	st = pclose(p);
-	cr_expect_eq(WEXITSTATUS(st), 2);
-	cr_expect_eq(lines, 1, "expected one line of error, got %d", lines);
+	cr_expect_eq(WEXITSTATUS(st), 2, "%s", args);
+	cr_expect_eq(lines, 1, "%s: expected one line of error, got %d", args,
+		     lines);
+}
+
+Test(feed, bad_option_exits_2_with_one_line)
+{
+	expect_usage_error("--rate-typo 5");
+	expect_usage_error("--vs-write 100");            /* no --pingpong */
+	expect_usage_error("--pingpong --ud --vs-write 100");
+	expect_usage_error("--pingpong --vs-write 9");   /* below 10 */
 }
