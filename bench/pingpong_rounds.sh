@@ -7,7 +7,11 @@
 # same device, the order rotating each round. A fourth run, ib_write_lat
 # with 76 B (the bytes of the ring record a 64-byte message travels in:
 # ring.h), tells the cost of the record's head and trailer from the
-# library's own: pub/sub / ib_write_lat(76 B) is what the code adds.
+# library's own: pub/sub / ib_write_lat(76 B) is what the code adds. A
+# fifth, msga_feed --pingpong --vs-write 100, runs pub/sub and a bare RDMA
+# WRITE ping-pong (what ib_write_lat does) in the same two processes, in
+# alternating blocks of 100 round trips: the library against the primitive
+# with the host's drift taken out, and the bare WRITE against perftest's.
 #
 # Why not compare.sh's best-of-2: under TCG the soft devices' latency jumps
 # between modes (seen on rxe: a ~10 us and a ~14 us one, for perftest and
@@ -52,17 +56,31 @@ pubsub_median() { # port
 	echo "${v:-NA}"
 }
 
+# Three values, one line: pub/sub's median, the bare WRITE's, and the
+# median of the per-block ratios (NA NA NA if the run failed).
+vs_write() { # port
+	local j=$out/vw-$1.json v
+	v=$(timeout 120 "$builddir/bench/msga_feed" --pingpong -s 64 \
+		-n "$ITERS" --vs-write 100 -p "$1" --clock tsc --json "$j" \
+		"$addr" >/dev/null 2>&1 &&
+		jq -r '"\(.t_median_us) \(.vs_write.write_median_us) \(.vs_write.block_ratio_median)"' "$j" 2>/dev/null)
+	rm -f "$j"
+	echo "${v:-NA NA NA}"
+}
+
 one() { # tool-label port
 	case $1 in
 	write_lat) perftest_median "$2" 64 ib_write_lat "${pt[@]}" ;;
 	write_lat76) perftest_median "$2" 76 ib_write_lat "${pt[@]}" ;;
 	send_lat) perftest_median "$2" 64 ib_send_lat "${pt[@]}" ;;
 	pubsub) pubsub_median "$2" ;;
+	vs_write) vs_write "$2" ;;
 	esac
 }
 
 in_guest() {
-	local tools=(write_lat send_lat pubsub write_lat76) port=30000 r k t gid v
+	local tools=(write_lat send_lat pubsub write_lat76 vs_write) port=30000
+	local r k t gid v a b c
 	out=$1
 	: >"$out/rounds.tsv"
 	for spec in $MSGA_VM_DEVICES; do
@@ -83,8 +101,15 @@ in_guest() {
 				t=${tools[$(((r + k) % ${#tools[@]}))]}
 				port=$((port + 3))
 				v=$(one "$t" $port)
-				printf '%d\t%s\t%s\t%s\n' $r "$dev" "$t" "$v" >>"$out/rounds.tsv"
 				echo "round $r $dev $t $v" >&2
+				if [ "$t" = vs_write ]; then
+					read -r a b c <<<"$v"
+					printf '%d\t%s\t%s\t%s\n' $r "$dev" vw_pubsub "$a" \
+						$r "$dev" vw_write "$b" \
+						$r "$dev" vw_block_ratio "$c" >>"$out/rounds.tsv"
+					continue
+				fi
+				printf '%d\t%s\t%s\t%s\n' $r "$dev" "$t" "$v" >>"$out/rounds.tsv"
 			done
 		done
 	done
@@ -118,13 +143,17 @@ jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
       us: (if .[3] == "NA" then null else (.[3] | tonumber) end)}]
   | group_by(.device) | map(
       (.[0].device) as $d
-      | [group_by(.round)[] | map({key: .tool, value: .us}) | from_entries
-         | select(.write_lat and .send_lat and .pubsub and .write_lat76)] as $ok
+      | [group_by(.round)[] | map({key: .tool, value: .us}) | from_entries]
+        as $all
+      | [$all[] | select(.write_lat and .send_lat and .pubsub and .write_lat76)]
+        as $ok
+      | [$all[] | select(.write_lat and .vw_pubsub and .vw_write and
+                         .vw_block_ratio)] as $vw
       | {device: $d, rounds: ($ok | length),
-         median_us: {write_lat: ($ok | map(.write_lat) | median),
-                     send_lat: ($ok | map(.send_lat) | median),
-                     pubsub: ($ok | map(.pubsub) | median),
-                     write_lat76: ($ok | map(.write_lat76) | median)},
+         median_us: {write_lat: ($ok | map(.write_lat) | median | r3),
+                     send_lat: ($ok | map(.send_lat) | median | r3),
+                     pubsub: ($ok | map(.pubsub) | median | r3),
+                     write_lat76: ($ok | map(.write_lat76) | median | r3)},
          ratio_of_medians: {
            vs_write_lat: (($ok | map(.pubsub) | median) /
                           ($ok | map(.write_lat) | median) | r3),
@@ -136,9 +165,16 @@ jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
            vs_write_lat: ($ok | map(.pubsub / .write_lat) | median | r3),
            vs_send_lat: ($ok | map(.pubsub / .send_lat) | median | r3),
            vs_write_lat76: ($ok | map(.pubsub / .write_lat76) | median | r3)},
-         rounds_at_or_below_write_lat: ($ok | map(select(.pubsub <= .write_lat)) | length)})
+         rounds_at_or_below_write_lat: ($ok | map(select(.pubsub <= .write_lat)) | length),
+         interleaved: {
+           rounds: ($vw | length),
+           median_us: {pubsub: ($vw | map(.vw_pubsub) | median | r3),
+                       bare_write: ($vw | map(.vw_write) | median | r3)},
+           block_ratio_median: ($vw | map(.vw_block_ratio) | median | r3),
+           rounds_block_ratio_at_or_below: ($vw | map(select(.vw_block_ratio <= 1)) | length),
+           bare_write_over_write_lat: ($vw | map(.vw_write / .write_lat) | median | r3)}})
   | {size_bytes: 64, rounds_run: $rounds, iters: $iters, date: (now | todate),
      devices: .}' "$out/rounds.tsv" >"$out/rounds.json" ||
 	{ echo "pingpong_rounds: could not build rounds.json" >&2; exit 1; }
-jq -r '.devices[] | "\(.device): \(.rounds) rounds; median RTT/2 us: ib_write_lat \(.median_us.write_lat), ib_send_lat \(.median_us.send_lat), pub/sub \(.median_us.pubsub)\n  pub/sub / ib_write_lat: ratio of medians \(.ratio_of_medians.vs_write_lat), median of ratios \(.median_of_ratios.vs_write_lat), at or below in \(.rounds_at_or_below_write_lat) rounds\n  pub/sub / ib_send_lat:  ratio of medians \(.ratio_of_medians.vs_send_lat), median of ratios \(.median_of_ratios.vs_send_lat)\n  pub/sub / ib_write_lat -s 76 (the record'"'"'s bytes, \(.median_us.write_lat76) us): ratio of medians \(.ratio_of_medians.vs_write_lat76), median of ratios \(.median_of_ratios.vs_write_lat76)"' "$out/rounds.json"
+jq -r '.devices[] | "\(.device): \(.rounds) rounds; median RTT/2 us: ib_write_lat \(.median_us.write_lat), ib_send_lat \(.median_us.send_lat), pub/sub \(.median_us.pubsub)\n  pub/sub / ib_write_lat: ratio of medians \(.ratio_of_medians.vs_write_lat), median of ratios \(.median_of_ratios.vs_write_lat), at or below in \(.rounds_at_or_below_write_lat) rounds\n  pub/sub / ib_send_lat:  ratio of medians \(.ratio_of_medians.vs_send_lat), median of ratios \(.median_of_ratios.vs_send_lat)\n  pub/sub / ib_write_lat -s 76 (the record'"'"'s bytes, \(.median_us.write_lat76) us): ratio of medians \(.ratio_of_medians.vs_write_lat76), median of ratios \(.median_of_ratios.vs_write_lat76)\n  interleaved, \(.interleaved.rounds) rounds (msga_feed --vs-write 100; median RTT/2 us: pub/sub \(.interleaved.median_us.pubsub), bare WRITE \(.interleaved.median_us.bare_write)):\n    pub/sub / bare WRITE, per-block median: median over rounds \(.interleaved.block_ratio_median), at or below 1 in \(.interleaved.rounds_block_ratio_at_or_below) rounds\n    bare WRITE / ib_write_lat (separate runs): median of ratios \(.interleaved.bare_write_over_write_lat)"' "$out/rounds.json"
 echo "(issue 3 target: pub/sub median <= 1.0 x ib_write_lat, on rxe)"
