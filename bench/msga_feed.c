@@ -134,16 +134,37 @@ static long peak_rss_kb(void)
 	return kb;
 }
 
-static struct side_usage usage_since(uint64_t t0_ns)
+/* The start of a window whose CPU use usage_since() reports. */
+struct usage_mark {
+	uint64_t ns;
+	double cpu_s;
+};
+
+static double cpu_seconds(void)
 {
 	struct rusage ru;
-	struct side_usage u = { 0 };
-	double cpu, wall = (now_ns() - t0_ns) / 1e9;
 
 	getrusage(RUSAGE_SELF, &ru);
-	cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	      ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	u.cpu_pct = wall > 0 ? 100.0 * cpu / wall : 0;
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static struct usage_mark usage_mark_now(void)
+{
+	return (struct usage_mark){ .ns = now_ns(), .cpu_s = cpu_seconds() };
+}
+
+/*
+ * CPU time over wall time since the mark, both counted from it (the CPU
+ * the setup took before it, connecting and registering, is not the
+ * run's), and the peak RSS so far.
+ */
+static struct side_usage usage_since(struct usage_mark t0)
+{
+	struct side_usage u = { 0 };
+	double wall = (now_ns() - t0.ns) / 1e9;
+
+	u.cpu_pct = wall > 0 ? 100.0 * (cpu_seconds() - t0.cpu_s) / wall : 0;
 	u.peak_rss_kb = peak_rss_kb();
 	return u;
 }
@@ -387,9 +408,9 @@ static void consumer_write_block(struct write_pp *wp, long block)
 
 static int run_consumer(const struct opts *o, int report_fd)
 {
-	uint64_t t0 = now_ns();
 	struct write_pp *wp = NULL;
 	unsigned long write_blocks = 0;
+	struct usage_mark t0;
 	struct side_usage u;
 
 	refl.size = o->size;
@@ -402,6 +423,7 @@ static int run_consumer(const struct opts *o, int report_fd)
 	connect_sub(&refl.ep, o, 30);
 	if (o->vs_write)
 		wp = open_write_pp(o, 0, consumer_idle);
+	t0 = usage_mark_now();
 	while (!(refl.stop && refl.tail == refl.head) && !refl.ep.peer_gone) {
 		msga_ctx_poll(refl.ep.ctx, 64);
 		reflector_drain();
@@ -632,7 +654,8 @@ static int run_feed(const struct opts *o, struct side_usage *self)
 {
 	struct step_result res[256];
 	FILE *json = NULL;
-	uint64_t seq = 1, t0 = now_ns();
+	struct usage_mark t0 = usage_mark_now();
+	uint64_t seq = 1;
 	long max_ok = 0, nres = 0;
 
 	printf("# msga_feed: %zu B messages, %.1f s per step, deadline %.1f s\n",
@@ -786,7 +809,8 @@ static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
 static int run_pingpong(const struct opts *o, struct write_pp *wp,
 			struct side_usage *self)
 {
-	uint64_t seq = 1, t0 = now_ns();
+	struct usage_mark t0 = usage_mark_now();
+	uint64_t seq = 1;
 	struct vs_write vw = { 0 };
 	struct stats s;
 	FILE *json;
