@@ -382,7 +382,10 @@ static void consumer_idle(void *unused)
 	reflector_drain();
 }
 
-/* The passive end of --vs-write's bare WRITE ping-pong, on PORT+2. */
+/*
+ * One end of --vs-write's bare WRITE ping-pong, on PORT+2: the producer's
+ * is active (it sends first), the consumer's passive.
+ */
 static struct write_pp *open_write_pp(const struct opts *o, int active,
 				      void (*idle)(void *))
 {
@@ -744,6 +747,12 @@ static double quantile(const double *sorted, long n, double q)
 			 : sorted[n - 1];
 }
 
+/* --vs-write's measured pairs of blocks: -n rounded up to whole blocks. */
+static long vs_write_pairs(const struct opts *o)
+{
+	return (o->iters + o->vs_write - 1) / o->vs_write;
+}
+
 /* --vs-write's result: pub/sub against the bare WRITE, block by block. */
 struct vs_write {
 	long block, pairs, at_or_below;
@@ -761,14 +770,14 @@ struct vs_write {
 static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
 				    uint64_t *seq)
 {
-	long block = o->vs_write, pairs = (o->iters + block - 1) / block;
+	long block = o->vs_write, pairs = vs_write_pairs(o);
 	double *raw = calloc(pairs * block, sizeof(*raw));
-	double *raw_med = calloc(pairs + 1, sizeof(*raw_med));
 	double *ratio = calloc(pairs, sizeof(*ratio));
+	double prev_raw_med = 0; /* the WRITE block before, 0 before the first */
 	struct vs_write r = { .block = block, .pairs = pairs,
 			      .inl = write_pp_inline(wp) };
 
-	if (!raw || !raw_med || !ratio)
+	if (!raw || !ratio)
 		die("%s", "out of memory");
 	for (long k = -1; k < pairs; k++) {
 		long from = prod.nsamples;
@@ -786,13 +795,14 @@ static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
 			if (k >= 0)
 				raw[k * block + i] = (now_ns() - t0) / 2e3;
 		}
-		raw_med[k + 1] = k >= 0 ? median_of(raw + k * block, block) : 0;
 		if (k >= 0) {
-			double around = k > 0 ? (raw_med[k] + raw_med[k + 1]) / 2
-					      : raw_med[k + 1];
+			double raw_med = median_of(raw + k * block, block);
+			double around = prev_raw_med ?
+				(prev_raw_med + raw_med) / 2 : raw_med;
 
 			ratio[k] = lib_med / around;
 			r.at_or_below += ratio[k] <= 1.0;
+			prev_raw_med = raw_med;
 		}
 	}
 	r.raw = summarize(raw, pairs * block);
@@ -801,7 +811,6 @@ static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
 	r.ratio_p25 = quantile(ratio, pairs, 0.25);
 	r.ratio_p75 = quantile(ratio, pairs, 0.75);
 	free(raw);
-	free(raw_med);
 	free(ratio);
 	return r;
 }
@@ -875,8 +884,8 @@ static void producer_idle(void *unused)
 static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
-	long blocks = o->vs_write ? (o->iters + o->vs_write - 1) / o->vs_write : 0;
-	long cap = blocks ? blocks * o->vs_write : o->pingpong ? o->iters :
+	long cap = o->vs_write ? vs_write_pairs(o) * o->vs_write :
+		   o->pingpong ? o->iters :
 		   (long)((o->max_rate + 1) * o->duration) + 16;
 	struct write_pp *wp = NULL;
 	FILE *rf, *json;

@@ -311,7 +311,7 @@ int write_pp_open(struct write_pp **out, const char *addr, int port,
 		  int active, size_t size, double timeout_s,
 		  void (*idle)(void *), void *arg, char *err, size_t errlen)
 {
-	struct write_pp *wp = calloc(1, sizeof(*wp));
+	struct write_pp *wp = malloc(sizeof(*wp));
 	double deadline = mono_s() + timeout_s;
 	struct sockaddr_storage ss;
 	int ret;
