@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lat_stats.h"
 #include "msgaccel.h"
 #include "perf_clock.h"
 #include "write_pingpong.h"
@@ -181,26 +181,26 @@ struct stats {
 	long n;
 };
 
-/* Sorts v. Exact stdev in double precision (no truncation to whole us). */
+/*
+ * Sorts v. rdma_lat's statistics (lat_stats.h), so the two tools agree on
+ * what a median, a p99 and a standard deviation are; all zero for no
+ * samples (samples are differences of unsigned clock reads: never
+ * negative, always finite).
+ */
 static struct stats summarize(double *v, long n)
 {
+	struct lat_summary ls;
 	struct stats s = { .n = n };
-	double sum = 0, sq = 0;
 
-	if (n == 0)
+	if (n <= 0 || lat_stats_compute(v, (size_t)n, &ls))
 		return s;
-	qsort(v, n, sizeof(*v), cmp_double);
-	for (long i = 0; i < n; i++)
-		sum += v[i];
-	s.mean = sum / n;
-	for (long i = 0; i < n; i++)
-		sq += (v[i] - s.mean) * (v[i] - s.mean);
-	s.stdev = n > 1 ? sqrt(sq / (n - 1)) : 0;
-	s.min = v[0];
-	s.max = v[n - 1];
-	s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	s.p99 = v[(long)ceil(0.99 * n) - 1];
-	s.p999 = v[(long)ceil(0.999 * n) - 1];
+	s.mean = ls.avg;
+	s.median = ls.median;
+	s.p99 = ls.p99;
+	s.p999 = ls.p999;
+	s.min = ls.min;
+	s.max = ls.max;
+	s.stdev = ls.stdev;
 	return s;
 }
 
