@@ -176,31 +176,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-struct stats {
-	double mean, median, p99, p999, min, max, stdev;
-	long n;
-};
-
 /*
  * Sorts v. rdma_lat's statistics (lat_stats.h), so the two tools agree on
  * what a median, a p99 and a standard deviation are; all zero for no
  * samples (samples are differences of unsigned clock reads: never
- * negative, always finite).
+ * negative, always finite, so lat_stats_compute refuses none).
  */
-static struct stats summarize(double *v, long n)
+static struct lat_summary summarize(double *v, long n)
 {
-	struct lat_summary ls;
-	struct stats s = { .n = n };
+	struct lat_summary s = { 0 };
 
-	if (n <= 0 || lat_stats_compute(v, (size_t)n, &ls))
-		return s;
-	s.mean = ls.avg;
-	s.median = ls.median;
-	s.p99 = ls.p99;
-	s.p999 = ls.p999;
-	s.min = ls.min;
-	s.max = ls.max;
-	s.stdev = ls.stdev;
+	if (n > 0)
+		lat_stats_compute(v, (size_t)n, &s);
 	return s;
 }
 
@@ -544,7 +531,7 @@ static int send_one(uint64_t seq, uint64_t due, uint32_t flags)
 
 struct step_result {
 	long rate;
-	struct stats s2r, sup;
+	struct lat_summary s2r, sup;
 	const char *failure; /* NULL if the step passed */
 };
 
@@ -604,18 +591,18 @@ static struct step_result run_step(long rate, uint64_t *seq)
 	return r;
 }
 
-static void print_stats_row(const char *label, long rate, const struct stats *s)
+static void print_stats_row(const char *label, long rate, const struct lat_summary *s)
 {
 	printf("%8ld  %-15s %9.2f %9.2f %9.2f %9.2f %9.2f %8ld\n", rate, label,
-	       s->mean, s->median, s->p99, s->max, s->stdev, s->n);
+	       s->avg, s->median, s->p99, s->max, s->stdev, (long)s->n);
 }
 
-static void json_stats(FILE *f, const char *name, const struct stats *s)
+static void json_stats(FILE *f, const char *name, const struct lat_summary *s)
 {
 	fprintf(f, "\"%s\": {\"mean_us\": %.3f, \"median_us\": %.3f, "
 		"\"p99_us\": %.3f, \"max_us\": %.3f, \"stdev_us\": %.3f, "
-		"\"count\": %ld}", name, s->mean, s->median, s->p99, s->max,
-		s->stdev, s->n);
+		"\"count\": %ld}", name, s->avg, s->median, s->p99, s->max,
+		s->stdev, (long)s->n);
 }
 
 /* Over multicast a STOP can be lost too: repeat it until it comes back. */
@@ -757,7 +744,7 @@ static long vs_write_pairs(const struct opts *o)
 struct vs_write {
 	long block, pairs, at_or_below;
 	int inl;
-	struct stats raw;
+	struct lat_summary raw;
 	double ratio_of_medians, ratio_median, ratio_p25, ratio_p75;
 };
 
@@ -821,7 +808,7 @@ static int run_pingpong(const struct opts *o, struct write_pp *wp,
 	struct usage_mark t0 = usage_mark_now();
 	uint64_t seq = 1;
 	struct vs_write vw = { 0 };
-	struct stats s;
+	struct lat_summary s;
 	FILE *json;
 
 	if (wp) {
@@ -837,13 +824,13 @@ static int run_pingpong(const struct opts *o, struct write_pp *wp,
 	       "#iterations", "t_min", "t_max", "t_typical", "t_avg", "t_stdev",
 	       "99%", "99.9%");
 	printf("%-8zu %-11ld %-9.2f %-9.2f %-11.2f %-9.2f %-9.2f %-9.2f %-9.2f\n",
-	       o->size, s.n, s.min, s.max, s.median, s.mean, s.stdev, s.p99,
+	       o->size, (long)s.n, s.min, s.max, s.median, s.avg, s.stdev, s.p99,
 	       s.p999);
 	if (wp) {
 		vw.ratio_of_medians = s.median / vw.raw.median;
 		printf("# bare WRITE (%s), interleaved: t_typical %.2f us over "
 		       "%ld round trips\n", vw.inl ? "inline" : "not inline",
-		       vw.raw.median, vw.raw.n);
+		       vw.raw.median, (long)vw.raw.n);
 		printf("# pub/sub / bare WRITE: ratio of medians %.3f; per block "
 		       "of %ld: median %.3f, quartiles %.3f-%.3f, at or below 1 "
 		       "in %ld of %ld\n", vw.ratio_of_medians, vw.block,
@@ -855,8 +842,9 @@ static int run_pingpong(const struct opts *o, struct write_pp *wp,
 			"\"iterations\": %ld, \"t_min_us\": %.3f, "
 			"\"t_max_us\": %.3f, \"t_median_us\": %.3f, "
 			"\"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, "
-			"\"p99_us\": %.3f, \"p999_us\": %.3f, ", o->size, s.n,
-			s.min, s.max, s.median, s.mean, s.stdev, s.p99, s.p999);
+			"\"p99_us\": %.3f, \"p999_us\": %.3f, ", o->size,
+			(long)s.n, s.min, s.max, s.median, s.avg, s.stdev, s.p99,
+			s.p999);
 		if (wp)
 			fprintf(json, "\"vs_write\": {\"block\": %ld, "
 				"\"blocks\": %ld, \"inline\": %s, "
