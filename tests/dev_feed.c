@@ -135,7 +135,12 @@ static void expect_usage_error(const char *args)
 		     lines);
 }
 
-Test(feed, bad_option_exits_2_with_one_line)
+/*
+ * Four runs through the libtool wrapper's shell: a second each natively,
+ * but about 75 s each under scripts/valgrind.sh in the VM (every traced
+ * process pays valgrind's start-up under TCG), past the suite's 300 s.
+ */
+Test(feed, bad_option_exits_2_with_one_line, .timeout = 600)
 {
 	expect_usage_error("--rate-typo 5");
 	expect_usage_error("--vs-write 100");            /* no --pingpong */
