@@ -32,6 +32,20 @@ double lat_stats_percentile(const double *sorted, size_t n, double pct)
 	return sorted[idx];
 }
 
+double lat_stats_quantile(const double *sorted, size_t n, double q)
+{
+	double x;
+	size_t i;
+
+	if (n == 0)
+		return 0.0;
+	x = q * (double)(n - 1);
+	i = (size_t)x;
+	if (i + 1 >= n)
+		return sorted[n - 1];
+	return sorted[i] + (x - (double)i) * (sorted[i + 1] - sorted[i]);
+}
+
 static double median_of(const double *sorted, size_t n)
 {
 	if (n % 2)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lat_stats.h - latency statistics for rdma_lat: order statistics,
- * percentiles, mean and standard deviation in double precision, and a
- * logarithmic histogram. Pure functions, unit-tested on the host.
+ * lat_stats.h - latency statistics for the benchmark tools: order
+ * statistics, percentiles and quantiles, mean and standard deviation in
+ * double precision, and a logarithmic histogram. Pure functions, unit-tested on the host.
  */
 #ifndef MSGA_LAT_STATS_H
 #define MSGA_LAT_STATS_H
@@ -30,6 +30,14 @@ int lat_stats_compute(double *samples, size_t n, struct lat_summary *out);
  * least pct percent of the samples are <= it. pct in (0, 100].
  */
 double lat_stats_percentile(const double *sorted, size_t n, double pct);
+
+/*
+ * The q-quantile (q in [0, 1]) of sorted[0..n), linearly interpolated
+ * between the two nearest ranks (R's and numpy's default). For quartiles
+ * of a few dozen ratios, where a nearest-rank value would jump between
+ * samples; q = 0.5 is the median lat_stats_compute gives. 0.0 when n is 0.
+ */
+double lat_stats_quantile(const double *sorted, size_t n, double q);
 
 /*
  * Histogram buckets: each power of two is split into LAT_HIST_SUB equal

@@ -724,16 +724,6 @@ static double median_of(const double *v, long n)
 	return m;
 }
 
-/* The q-quantile (0..1) of n sorted values, interpolated. */
-static double quantile(const double *sorted, long n, double q)
-{
-	double x = q * (n - 1);
-	long i = (long)x;
-
-	return i + 1 < n ? sorted[i] + (x - i) * (sorted[i + 1] - sorted[i])
-			 : sorted[n - 1];
-}
-
 /* --vs-write's measured pairs of blocks: -n rounded up to whole blocks. */
 static long vs_write_pairs(const struct opts *o)
 {
@@ -794,9 +784,9 @@ static struct vs_write run_vs_write(const struct opts *o, struct write_pp *wp,
 	}
 	r.raw = summarize(raw, pairs * block);
 	qsort(ratio, pairs, sizeof(*ratio), cmp_double);
-	r.ratio_median = quantile(ratio, pairs, 0.5);
-	r.ratio_p25 = quantile(ratio, pairs, 0.25);
-	r.ratio_p75 = quantile(ratio, pairs, 0.75);
+	r.ratio_median = lat_stats_quantile(ratio, pairs, 0.5);
+	r.ratio_p25 = lat_stats_quantile(ratio, pairs, 0.25);
+	r.ratio_p75 = lat_stats_quantile(ratio, pairs, 0.75);
 	free(raw);
 	free(ratio);
 	return r;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Latency statistics against data whose answers are known by hand:
- * percentiles by nearest rank, the median, and a standard deviation that
- * stays exact below one microsecond (perftest's truncates to whole us).
+ * percentiles by nearest rank, interpolated quantiles, the median, and a
+ * standard deviation that stays exact below one microsecond (perftest's
+ * truncates to whole us).
  */
 #include <errno.h>
 #include <math.h>
@@ -57,6 +58,24 @@ Test(lat_stats, odd_count_median_is_middle_sample)
 	cr_expect_float_eq(lat_stats_percentile(s, 3, 50.0), 20.125, EPS);
 	cr_expect_float_eq(lat_stats_percentile(s, 3, 33.0), 10.25, EPS);
 	cr_expect_float_eq(lat_stats_percentile(s, 3, 34.0), 20.125, EPS);
+}
+
+/* Linear interpolation between ranks (numpy.quantile's default). */
+Test(lat_stats, quantile_interpolates_between_ranks)
+{
+	const double s[] = { 1, 2, 4, 8, 16 };
+
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.0), 1.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.25), 2.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.5), 4.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.6), 5.6, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.75), 8.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 0.9), 12.8, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 5, 1.0), 16.0, EPS);
+	/* q = 0.5 agrees with the median of an even count */
+	cr_expect_float_eq(lat_stats_quantile(s, 4, 0.5), 3.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 1, 0.75), 1.0, EPS);
+	cr_expect_float_eq(lat_stats_quantile(s, 0, 0.5), 0.0, EPS);
 }
 
 Test(lat_stats, stdev_below_one_microsecond)
