@@ -23,7 +23,11 @@ vg+=" --errors-for-leak-kinds=definite --show-leak-kinds=definite"
 # traced start-up costs tens of seconds under TCG. The wrapper's shell and
 # the program it then runs are still traced.
 vg+=" --trace-children-skip=*/sed,*/jq"
+# Every process start pays valgrind's start-up (~75 s in the VM under TCG)
+# and the code runs tens of times slower, so every time limit of the run,
+# written for native speed, is stretched (device-tests.sh says which).
 # libtool --mode=execute runs the real binary rather than the wrapper script.
-MSGA_BUILDDIR=$builddir MSGA_DEVICE_TESTS=${MSGA_DEVICE_TESTS:-vm} \
+MSGA_TEST_TIMEOUT_SCALE=${MSGA_TEST_TIMEOUT_SCALE:-4} \
+	MSGA_BUILDDIR=$builddir MSGA_DEVICE_TESTS=${MSGA_DEVICE_TESTS:-vm} \
 	MSGA_TEST_WRAPPER="$builddir/libtool --mode=execute $vg" \
 	exec "$top/tests/vm/device-tests.sh" "$@"

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include "devtest.h"
 
@@ -37,4 +39,49 @@ struct msga_ctx *devtest_open_ctx(void)
 	cr_assert_eq(ret, 0, "msga_ctx_open(%s) = %d (%s): %s", attr.dev_name,
 		     ret, msga_strerror(ret), msga_open_error());
 	return ctx;
+}
+
+/*
+ * MSGA_TEST_TIMEOUT_SCALE=K (a whole number; device-tests.sh passes it
+ * into the VM) multiplies every suite's and test's timeout by K. Under
+ * valgrind each process start costs tens of seconds in the VM, so a test
+ * that spawns processes needs limits many times its native ones, while a
+ * hang must still be caught at native speed in a plain run. Scaling here,
+ * before any test forks, keeps the limits written once, at native speed.
+ */
+static unsigned long timeout_scale(void)
+{
+	const char *v = getenv("MSGA_TEST_TIMEOUT_SCALE");
+	char *end;
+	unsigned long k;
+
+	if (!v || !*v)
+		return 1;
+	k = strtoul(v, &end, 10);
+	if (*end || k == 0 || k > 100 || v[0] == '-') {
+		fprintf(stderr, "devtest: MSGA_TEST_TIMEOUT_SCALE must be a "
+			"whole number from 1 to 100, not '%s'\n", v);
+		exit(2);
+	}
+	return k;
+}
+
+static void scale_suite(struct criterion_suite_set *ss, double k)
+{
+	if (ss->suite.data)
+		ss->suite.data->timeout *= k;
+	FOREACH_SET(struct criterion_test *t, ss->tests) {
+		if (t->data)
+			t->data->timeout *= k;
+	}
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+	double k = (double)timeout_scale();
+
+	if (k == 1)
+		return;
+	FOREACH_SET(struct criterion_suite_set *ss, set->suites)
+		scale_suite(ss, k);
 }

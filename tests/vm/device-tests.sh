@@ -16,22 +16,34 @@
 #                             the main make check of the same CI run).
 # MSGA_BUILDDIR is the build tree (set by make). MSGA_TEST_WRAPPER, if set,
 # is put before each program (scripts/valgrind.sh uses it for valgrind).
+# MSGA_TEST_TIMEOUT_SCALE=K (a whole number, default 1) multiplies every
+# time limit of a run: the VM's (MSGA_VM_TIMEOUT, vm-run.sh's default 1500
+# s), each program's (MSGA_TEST_TIMEOUT, default 900 s) and each Criterion
+# test's (tests/devtest.c). Limits are written for native speed; valgrind.sh
+# sets a scale for its slowdown.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 builddir=${MSGA_BUILDDIR:-$(pwd)}
 mode=${MSGA_DEVICE_TESTS:-vm}
+scale=${MSGA_TEST_TIMEOUT_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]?$|^100$ ]] || {
+	echo "device-tests: MSGA_TEST_TIMEOUT_SCALE must be a whole number from 1 to 100, not '$scale'" >&2
+	exit 2
+}
 
 run_all() { # the device loop; runs in the guest or natively
-	local pass=0 fail=0 summary="" spec dev addr transport prog rc
+	local pass=0 fail=0 summary="" spec dev addr transport prog rc limit
 	[ -n "${MSGA_TEST_DEVICES:-}" ] || { echo "device-tests: MSGA_TEST_DEVICES is empty" >&2; return 1; }
+	limit=$((${MSGA_TEST_TIMEOUT:-900} * scale))
 	for spec in $MSGA_TEST_DEVICES; do
 		IFS=: read -r dev addr transport <<<"$spec"
 		for prog in "$@"; do
 			echo
 			echo "==== device $dev ($transport, $addr): $prog ===="
 			MSGA_TEST_DEV=$dev MSGA_TEST_ADDR=$addr MSGA_TEST_TRANSPORT=$transport \
-				timeout --kill-after=10 "${MSGA_TEST_TIMEOUT:-900}" \
+				MSGA_TEST_TIMEOUT_SCALE=$scale \
+				timeout --kill-after=10 "$limit" \
 				${MSGA_TEST_WRAPPER:-} "$builddir/$prog" --verbose --jobs 1 2>&1
 			rc=$?
 			if [ $rc = 0 ]; then
@@ -71,10 +83,14 @@ not_run() { # what-was-not-run
 case "$mode" in
 vm)
 	echo "device-tests: booting the test VM (rxe0 = soft-RoCE, siw0 = soft-iWARP)"
-	MSGA_VM_RWDIRS="--rwdir $builddir" exec "$here/vm-run.sh" \
+	MSGA_VM_RWDIRS="--rwdir $builddir" \
+		MSGA_VM_TIMEOUT=$((${MSGA_VM_TIMEOUT:-1500} * scale)) \
+		exec "$here/vm-run.sh" \
 		"$builddir/tests/vm-results" \
 		env MSGA_BUILDDIR="$builddir" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
 		MSGA_TEST_WRAPPER="${MSGA_TEST_WRAPPER:-}" \
+		MSGA_TEST_TIMEOUT="${MSGA_TEST_TIMEOUT:-900}" \
+		MSGA_TEST_TIMEOUT_SCALE="$scale" \
 		"$here/device-tests.sh" --in-guest "$@"
 	;;
 native)
