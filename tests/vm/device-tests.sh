@@ -21,6 +21,9 @@
 # s), each program's (MSGA_TEST_TIMEOUT, default 900 s) and each Criterion
 # test's (tests/devtest.c). Limits are written for native speed; valgrind.sh
 # sets a scale for its slowdown.
+# MSGA_VM_TEST_DEVICES="siw0" (names from env.sh's MSGA_VM_DEVICES) runs
+# on those VM devices only, e.g. to split a valgrind run that would not
+# fit one VM boot; unset, every VM device is tested. CI never sets it.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
@@ -60,9 +63,28 @@ run_all() { # the device loop; runs in the guest or natively
 	[ $fail = 0 ]
 }
 
+# The VM devices MSGA_VM_TEST_DEVICES names, all if it is empty.
+vm_devices() {
+	local spec name picked="" found
+	[ -n "${MSGA_VM_TEST_DEVICES:-}" ] || { echo "$MSGA_VM_DEVICES"; return; }
+	for name in $MSGA_VM_TEST_DEVICES; do
+		found=""
+		for spec in $MSGA_VM_DEVICES; do
+			[ "${spec%%:*}" = "$name" ] && found=$spec
+		done
+		[ -n "$found" ] || {
+			echo "device-tests: MSGA_VM_TEST_DEVICES: no VM device '$name' (the VM has:$(for spec in $MSGA_VM_DEVICES; do printf ' %s' "${spec%%:*}"; done))" >&2
+			return 2
+		}
+		picked+="${picked:+ }$found"
+	done
+	echo "$picked"
+}
+vm_specs=$(vm_devices) || exit 2
+
 if [ "${1:-}" = --in-guest ]; then
 	shift
-	MSGA_TEST_DEVICES=$MSGA_VM_DEVICES run_all "$@"
+	MSGA_TEST_DEVICES=$vm_specs run_all "$@"
 	exit
 fi
 
@@ -91,6 +113,7 @@ vm)
 		MSGA_TEST_WRAPPER="${MSGA_TEST_WRAPPER:-}" \
 		MSGA_TEST_TIMEOUT="${MSGA_TEST_TIMEOUT:-900}" \
 		MSGA_TEST_TIMEOUT_SCALE="$scale" \
+		MSGA_VM_TEST_DEVICES="${MSGA_VM_TEST_DEVICES:-}" \
 		"$here/device-tests.sh" --in-guest "$@"
 	;;
 native)
