@@ -90,32 +90,55 @@ static void drain(int *fd, char *buf, size_t *len)
 	}
 }
 
-/* Collect output until the process exits; kill it after timeout_s. */
+/* Take in what the process wrote, waiting up to ms for some. */
+static void proc_read(struct proc *p, int ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = p->out_fd, .events = POLLIN },
+		{ .fd = p->err_fd, .events = POLLIN },
+	};
+
+	if (poll(pfd, 2, ms) > 0) {
+		if (pfd[0].revents)
+			drain(&p->out_fd, p->out, &p->out_len);
+		if (pfd[1].revents)
+			drain(&p->err_fd, p->err, &p->err_len);
+	}
+}
+
+/*
+ * Collect output until the process exits; kill it after timeout_s
+ * (stretched under valgrind: devtest_wait_s).
+ */
 static void proc_wait(struct proc *p, int timeout_s)
 {
-	time_t deadline = time(NULL) + timeout_s;
+	int limit = devtest_wait_s(timeout_s);
+	time_t deadline = time(NULL) + limit;
 	int st;
 
 	while (p->out_fd >= 0 || p->err_fd >= 0) {
-		struct pollfd pfd[2] = {
-			{ .fd = p->out_fd, .events = POLLIN },
-			{ .fd = p->err_fd, .events = POLLIN },
-		};
-
 		if (time(NULL) > deadline) {
 			kill(p->pid, SIGKILL);
-			cr_log_error("%s timed out after %d s", "tool", timeout_s);
+			cr_log_error("%s timed out after %d s", "tool", limit);
 			deadline = time(NULL) + 5;
 		}
-		if (poll(pfd, 2, 500) > 0) {
-			if (pfd[0].revents)
-				drain(&p->out_fd, p->out, &p->out_len);
-			if (pfd[1].revents)
-				drain(&p->err_fd, p->err, &p->err_len);
-		}
+		proc_read(p, 500);
 	}
 	waitpid(p->pid, &st, 0);
 	p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* 1 once the process's stdout holds text; 0 if it ends or times out first. */
+static int proc_says(struct proc *p, const char *text, int timeout_s)
+{
+	time_t deadline = time(NULL) + devtest_wait_s(timeout_s);
+
+	while (!strstr(p->out, text)) {
+		if (time(NULL) > deadline || p->out_fd < 0)
+			return 0;
+		proc_read(p, 200);
+	}
+	return 1;
 }
 
 static void proc_free(struct proc *p)
@@ -961,7 +984,11 @@ Test(tools, server_survives_a_vanished_client)
 	cl_long[7] = devtest_env()->addr;
 	proc_start(&s, sa.v);
 	proc_start(&c1, cl_long);
-	sleep(3); /* mid-run: connected and ping-ponging */
+	/* Its header comes once it is connected, so the server is serving it
+	 * (a fixed sleep was too short under valgrind, and the server then
+	 * never saw this client). */
+	cr_assert(proc_says(&c1, "#bytes", 30),
+		  "first client did not connect: %s", c1.err);
 	kill(c1.pid, SIGKILL);
 	proc_wait(&c1, 10);
 	cr_expect_eq(c1.status, 128 + SIGKILL, "first client was not mid-run: "

@@ -66,6 +66,11 @@ static unsigned long timeout_scale(void)
 	return k;
 }
 
+int devtest_wait_s(int native_s)
+{
+	return native_s * (int)timeout_scale();
+}
+
 static void scale_suite(struct criterion_suite_set *ss, double k)
 {
 	if (ss->suite.data)

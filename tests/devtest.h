@@ -24,4 +24,11 @@ const struct devtest_env *devtest_env(void);
 /* Open a context on the device under test by name; fails the test if not. */
 struct msga_ctx *devtest_open_ctx(void);
 
+/*
+ * native_s seconds times MSGA_TEST_TIMEOUT_SCALE (devtest.c): the limit for
+ * waiting on a program the test started, which under valgrind pays tens
+ * of seconds of start-up before it does anything.
+ */
+int devtest_wait_s(int native_s);
+
 #endif
