@@ -16,11 +16,11 @@
 #                             the main make check of the same CI run).
 # MSGA_BUILDDIR is the build tree (set by make). MSGA_TEST_WRAPPER, if set,
 # is put before each program (scripts/valgrind.sh uses it for valgrind).
-# MSGA_TEST_TIMEOUT_SCALE=K (a whole number, default 1) multiplies every
-# time limit of a run: the VM's (MSGA_VM_TIMEOUT, vm-run.sh's default 1500
-# s), each program's (MSGA_TEST_TIMEOUT, default 900 s) and each Criterion
-# test's (tests/devtest.c). Limits are written for native speed; valgrind.sh
-# sets a scale for its slowdown.
+# MSGA_TEST_TIMEOUT_SCALE=K (a whole number, default 1) multiplies the time
+# limits of a run: the VM's (MSGA_VM_TIMEOUT, vm-run.sh's default 1500 s),
+# each program's (MSGA_TEST_TIMEOUT, default 900 s), each Criterion test's,
+# and a test's waits for the tools it starts (tests/devtest.c). Limits are
+# written for native speed; valgrind.sh sets a scale for its slowdown.
 # MSGA_VM_TEST_DEVICES="siw0" (names from env.sh's MSGA_VM_DEVICES) runs
 # on those VM devices only, e.g. to split a valgrind run that would not
 # fit one VM boot; unset, every VM device is tested. CI never sets it.
