@@ -57,5 +57,15 @@ void msga__credit_on_recv(struct msga__credit *c, uint32_t peer_credit);
 void msga__credit_on_repost(struct msga__credit *c);
 /* Whether an explicit CREDIT message should be sent now. */
 int msga__credit_need_update(const struct msga__credit *c);
+/*
+ * Whether the peer may be out of credit for a SEND to us: by what we last
+ * told it, fewer than two of our receives are free for it, and it keeps
+ * the last for a CREDIT report. A peer we starved of credit cannot send a
+ * keepalive either (liveness.h).
+ */
+static inline int msga__credit_peer_may_wait(const struct msga__credit *c)
+{
+	return (int32_t)(c->depth + c->rx_reported - c->rx_count) < 2;
+}
 
 #endif

@@ -447,4 +447,17 @@ static inline int msga__ring_need_report(const struct msga__ring_reader *r)
 	return r->freed - r->reported >= r->size / 4;
 }
 
+/*
+ * Whether the writer may be waiting for room. It places nothing, not even
+ * a control record, without two of the largest records free
+ * (msga__ring_can_place), and it counts as used at least what we read but
+ * have not reported free: held records, or a report not yet due. One more
+ * record's worth allows for what is on its way. A writer we keep waiting
+ * cannot send a keepalive either (liveness.h).
+ */
+static inline int msga__ring_writer_may_wait(const struct msga__ring_reader *r)
+{
+	return r->rd - r->reported + 3u * MSGA__RING_REC_MAX > r->size;
+}
+
 #endif

@@ -36,6 +36,8 @@ struct link {
 static struct end A, B;
 static struct link AB, BA;
 static uint64_t rng = 88172645463325252ull;
+/* Percent of steps in which a side may try a keepalive (rc_keepalive.c). */
+static int keepalive_pct;
 
 static uint32_t rnd(uint32_t n)
 {
@@ -118,9 +120,46 @@ static int release(struct end *e, struct link *out)
 	return 1;
 }
 
+/*
+ * A keepalive is a CREDIT message sent only where data could go, so that
+ * it never takes the credit kept for a CREDIT report.
+ */
+static int keepalive(struct end *e, struct link *out)
+{
+	if (!msga__credit_can_data(&e->cr))
+		return 0;
+	send(e, out, 0);
+	return 1;
+}
+
+/*
+ * What a side believes about its peer's room must not be optimistic: a
+ * peer out of credit for a keepalive is one liveness may not time out. A
+ * side cannot see what is on the wire (messages of the peer's on their
+ * way to it, its own reports on their way to the peer), which settles
+ * within microseconds, so the belief is checked when nothing is.
+ */
+static void check_peer_may_wait(void)
+{
+	if (AB.head != AB.tail || BA.head != BA.tail ||
+	    A.arr_head != A.arr_tail || B.arr_head != B.arr_tail)
+		return;
+	if (!msga__credit_can_data(&A.cr))
+		cr_assert(msga__credit_peer_may_wait(&B.cr),
+			  "B thinks A can speak, A has %u credits",
+			  msga__credit_avail(&A.cr));
+	if (!msga__credit_can_data(&B.cr))
+		cr_assert(msga__credit_peer_may_wait(&A.cr),
+			  "A thinks B can speak, B has %u credits",
+			  msga__credit_avail(&B.cr));
+}
+
 /* One random step; A wants to send want_a data, B want_b. */
 static int step(uint64_t want_a, uint64_t want_b, int hold_pct)
 {
+	check_peer_may_wait();
+	if ((int)rnd(100) < keepalive_pct)
+		return rnd(2) ? keepalive(&A, &AB) : keepalive(&B, &BA);
 	switch (rnd(7)) {
 	case 0:
 		if (A.data_sent < want_a && msga__credit_can_data(&A.cr)) {
@@ -151,6 +190,7 @@ static void run(uint32_t da, uint32_t db, uint64_t want_a, uint64_t want_b,
 		int hold_pct)
 {
 	uint64_t idle = 0;
+	int ka = keepalive_pct;
 
 	setup(da, db);
 	while (A.data_sent < want_a || B.data_sent < want_b ||
@@ -166,6 +206,7 @@ static void run(uint32_t da, uint32_t db, uint64_t want_a, uint64_t want_b,
 	cr_expect_eq(B.data_got, want_a);
 	cr_expect_eq(A.data_got, want_b);
 	/* Then it must go quiet: no endless CREDIT ping-pong when idle. */
+	keepalive_pct = 0;
 	for (int i = 0; i < 100000; i++)
 		step(want_a, want_b, 0);
 	while (B.held)
@@ -180,6 +221,7 @@ static void run(uint32_t da, uint32_t db, uint64_t want_a, uint64_t want_b,
 		cr_expect_eq(A.cr.tx_sent + B.cr.tx_sent, sent,
 			     "CREDIT messages keep flowing when idle");
 	}
+	keepalive_pct = ka;
 }
 
 Test(credit, one_way_stream_random_schedules)
@@ -198,6 +240,43 @@ Test(credit, both_ways_small_rings)
 {
 	for (uint32_t d = 4; d <= 9; d++)
 		run(d, d, 3000, 3000, 10);
+}
+
+/* Keepalives from both sides, into held receives: no RNR, no deadlock. */
+Test(credit, keepalives_keep_the_credit_rules)
+{
+	keepalive_pct = 20;
+	for (uint32_t d = 4; d <= 9; d++)
+		run(d, d, 3000, 3000, 30);
+	for (int i = 0; i < 5; i++)
+		run(32, 16, 5000, 0, 30);
+	keepalive_pct = 0;
+}
+
+/* A side that holds every receive leaves its peer unable to speak. */
+Test(credit, holding_receives_makes_the_peer_wait)
+{
+	setup(8, 8);
+	cr_expect_not(msga__credit_peer_may_wait(&B.cr));
+	while (msga__credit_can_data(&A.cr))
+		send(&A, &AB, 1);
+	while (deliver(&AB, &B))
+		;
+	for (int i = 0; i < 7; i++) {
+		msga__credit_on_recv(&B.cr, 0);
+		B.arr_head++;
+		B.held++;
+	}
+	cr_expect(msga__credit_peer_may_wait(&B.cr), "A has %u credits",
+		  msga__credit_avail(&A.cr));
+	while (B.held)
+		release(&B, &BA);
+	while (deliver(&BA, &A))
+		;
+	process(&A, &AB, 0);
+	cr_expect(msga__credit_can_data(&A.cr));
+	cr_expect_not(msga__credit_peer_may_wait(&B.cr),
+		      "B reported its receives: A may speak again");
 }
 
 Test(credit, last_credit_is_kept_for_credit_messages)
