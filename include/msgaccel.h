@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 2
+#define MSGA_VERSION_MINOR 3
 #define MSGA_VERSION_PATCH 0
 
 /** Library version as "MAJOR.MINOR.PATCH". */
@@ -71,7 +71,20 @@ struct msga_ctx_attr {
 	const char *local_addr; /* numeric IPv4/IPv6 address; NULL = any */
 	uint8_t port;           /* 1-based port; 0 = first active port */
 	uint8_t reserved[7];
+	/*
+	 * A connected unicast peer (RC, or UD unicast) that says nothing
+	 * for this long is reported gone: MSGA_EVENT_DISCONNECTED with
+	 * -ETIMEDOUT. Each side sends a keepalive when it has sent nothing
+	 * for a fifth of it. 0 = MSGA_PEER_TIMEOUT_DEFAULT_MS; otherwise
+	 * MSGA_PEER_TIMEOUT_MIN_MS to MSGA_PEER_TIMEOUT_MAX_MS.
+	 */
+	uint32_t peer_timeout_ms;
+	uint32_t reserved2;
 };
+
+#define MSGA_PEER_TIMEOUT_DEFAULT_MS 5000u
+#define MSGA_PEER_TIMEOUT_MIN_MS 100u
+#define MSGA_PEER_TIMEOUT_MAX_MS 3600000u
 
 /** What msga_ctx_query() reports about the opened device port. */
 struct msga_dev_info {

@@ -114,11 +114,34 @@ static int ctx_alloc_resources(struct msga_ctx *ctx)
 	return 0;
 }
 
+/*
+ * msga_ctx_attr.peer_timeout_ms, which 0.2 callers' smaller struct does
+ * not have (size tells): 0 or absent is the default.
+ */
+static int peer_timeout_of(const struct msga_ctx_attr *attr, uint32_t *ms)
+{
+	*ms = MSGA_PEER_TIMEOUT_DEFAULT_MS;
+	if (attr->size < offsetof(struct msga_ctx_attr, peer_timeout_ms) +
+			 sizeof(attr->peer_timeout_ms) ||
+	    !attr->peer_timeout_ms)
+		return 0;
+	if (attr->peer_timeout_ms < MSGA_PEER_TIMEOUT_MIN_MS ||
+	    attr->peer_timeout_ms > MSGA_PEER_TIMEOUT_MAX_MS)
+		return msga__open_fail(-EINVAL,
+				       "msga_ctx_open: peer_timeout_ms %u is outside %u..%u",
+				       attr->peer_timeout_ms,
+				       MSGA_PEER_TIMEOUT_MIN_MS,
+				       MSGA_PEER_TIMEOUT_MAX_MS);
+	*ms = attr->peer_timeout_ms;
+	return 0;
+}
+
 MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 			   struct msga_ctx **ctxp)
 {
 	static const struct msga_ctx_attr defaults = { .size = sizeof(defaults) };
 	struct msga_ctx *ctx;
+	uint32_t timeout_ms;
 	int ret;
 
 	msga__open_error_clear();
@@ -134,10 +157,16 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	if (attr->flags & ~(uint32_t)MSGA_CTX_NO_EVENTS)
 		return msga__open_fail(-EINVAL, "msga_ctx_open: unknown flags 0x%x",
 				       attr->flags);
+	ret = peer_timeout_of(attr, &timeout_ms);
+	if (ret)
+		return ret;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return msga__open_fail(-ENOMEM, "msga_ctx_open");
 	ctx->flags = attr->flags;
+	ctx->peer_timeout_ns = (uint64_t)timeout_ms * 1000000u;
+	ctx->keepalive_ns = ctx->peer_timeout_ns / 5;
+	ctx->tick_stride = 1;
 	msga__list_init(&ctx->conns);
 	msga__list_init(&ctx->pubs);
 	msga__list_init(&ctx->subs);

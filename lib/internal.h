@@ -57,15 +57,20 @@ struct msga_ctx {
 	int pub_work;                     /* a publisher needs progress */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
 	uint64_t cm_busy_until;           /* look often until then (poll.c) */
-	uint32_t cm_polls;                /* msga_ctx_poll() calls, for cm_due */
 	uint32_t polls;                   /* msga_ctx_poll() calls */
+	/* ticks: the clock, rdma_cm and timers, on one poll in tick_stride */
+	uint64_t tick_ns;                 /* the last tick */
+	uint32_t tick_stride;             /* polls per tick, adapted (poll.c) */
+	uint32_t tick_countdown;          /* polls until the next tick */
+	/* unicast peers, RC and UD: keepalives and timeouts (liveness.h) */
+	uint64_t peer_timeout_ns;         /* msga_ctx_attr.peer_timeout_ms */
+	uint64_t keepalive_ns;            /* a fifth of it */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
 	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
 	struct msga__list udeps;          /* every UD endpoint, for polling */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
 	int has_local;
-	uint32_t ud_polls;                /* for reassembly timeouts */
 };
 
 /*

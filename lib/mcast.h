@@ -33,8 +33,8 @@
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
 #define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
-#define MSGA__UD_KEEPALIVE_NS 1000000000ull
-#define MSGA__UD_DEAD_NS 5000000000ull    /* silent this long: gone */
+/* (keepalives and the silence that ends a peer: ctx->keepalive_ns and
+ * ctx->peer_timeout_ns, msga_ctx_attr.peer_timeout_ms) */
 
 enum msga__group_state {
 	MSGA__G_JOINING = 1,

@@ -338,28 +338,55 @@ static int cm_one(struct msga_ctx *ctx)
 }
 
 /*
- * Busy-pollers call msga_ctx_poll() millions of times a second, and a clock
- * read costs ~20 ns on a TSC clocksource but over 1 us on a VM's emulated
- * HPET (measured in the test VM), on both sides of every message. So the
- * clock is read only every CM_POLL_STRIDE calls: a busy-poller sees
- * connection events within about CM_PERIOD_NS; one that polls rarely,
- * within CM_POLL_STRIDE of its calls (event mode always looks).
+ * Ticks. Busy-pollers call msga_ctx_poll() millions of times a second, and
+ * a clock read costs ~20 ns on a TSC clocksource but over 1 us on a VM's
+ * emulated HPET (measured in the test VM), on both sides of every message.
+ * So the clock is read, rdma_cm looked at and the timers run only on one
+ * poll in tick_stride. The stride adapts to keep ticks about TICK_NS
+ * apart: a tight busy loop ticks on one poll in TICK_STRIDE_MAX, and a
+ * program that polls now and then ticks on every poll, so that its
+ * keepalives leave on time and connection events reach it within a poll
+ * (with a fixed stride, one poll every 100 ms would tick every 6.4 s).
+ * Event mode polls only when woken, and ticks every time.
  */
-#define CM_POLL_STRIDE 64u
+#define TICK_NS 1000000u
+#define TICK_STRIDE_MAX 64u
 
-static int cm_due(struct msga_ctx *ctx)
+/* The clock if this poll ticks, else 0. */
+static uint64_t tick_now(struct msga_ctx *ctx)
 {
-	uint64_t t;
+	uint64_t now, gap;
 
 	if (ctx->evmode)
+		return msga__now_ns();
+	if (ctx->tick_countdown > 1) {
+		ctx->tick_countdown--;
+		return 0;
+	}
+	now = msga__now_ns();
+	gap = now - ctx->tick_ns;
+	if (gap > TICK_NS && ctx->tick_stride > 1)
+		ctx->tick_stride /= 2;
+	else if (gap < TICK_NS / 4 && ctx->tick_stride < TICK_STRIDE_MAX)
+		ctx->tick_stride *= 2;
+	ctx->tick_countdown = ctx->tick_stride;
+	ctx->tick_ns = now;
+	return now;
+}
+
+/*
+ * Whether to read the rdma_cm channel on this poll: now is the tick's
+ * clock (0: not a tick). A busy-poller sees connection events within about
+ * CM_PERIOD_NS of a tick.
+ */
+static int cm_due(struct msga_ctx *ctx, uint64_t now)
+{
+	if (ctx->evmode)
 		return 1;
-	if (++ctx->cm_polls % CM_POLL_STRIDE)
+	if (!now || now < ctx->cm_next_ns)
 		return 0;
-	t = msga__now_ns();
-	if (t < ctx->cm_next_ns)
-		return 0;
-	ctx->cm_next_ns = t + (t < ctx->cm_busy_until ? CM_PERIOD_NS :
-						     CM_IDLE_PERIOD_NS);
+	ctx->cm_next_ns = now + (now < ctx->cm_busy_until ? CM_PERIOD_NS :
+							   CM_IDLE_PERIOD_NS);
 	return 1;
 }
 
@@ -402,35 +429,46 @@ static void drain_comp_channel(struct msga_ctx *ctx)
 	}
 }
 
-/*
- * Multicast endpoints, then the timers of unicast UD (keepalives, a silent
- * peer, a SUBSCRIBE resend) and of reassembly. The clock is read once, and
- * only when a completion or a timer needs it. In event mode every poll
- * runs the timers, and the context's timer is armed for the earliest one
- * due: a program asleep on msga_ctx_fd() must still see a vanished peer,
- * since nothing arrives to wake it, and should wake for nothing else (an
- * idle unicast subscriber: once a second, for its keepalive).
- */
-static int poll_udeps(struct msga_ctx *ctx, int budget)
+/* Multicast and unicast UD endpoints: their completions. */
+static int poll_udeps(struct msga_ctx *ctx, int budget, uint64_t *now)
 {
 	struct msga__list *pos, *tmp;
-	uint64_t now = 0, next = UINT64_MAX, due;
 	int done = 0;
 
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
 		done += msga__udep_poll(msga__container_of(pos,
-				struct msga__udep, ctx_node), budget, &now);
-	/* (event mode polls seldom: every poll is due) */
-	if (++ctx->ud_polls % 64 && !ctx->evmode)
-		return done;
+				struct msga__udep, ctx_node), budget, now);
+	return done;
+}
+
+/*
+ * The timers, on a tick: RC liveness (keepalives, a silent peer), unicast
+ * UD's (the same, and a SUBSCRIBE resend) and reassembly's. In event mode
+ * every poll ticks, and the context's timer is armed for the earliest one
+ * due: a program asleep on msga_ctx_fd() must still see a vanished peer,
+ * since nothing arrives to wake it, and should wake for nothing else (an
+ * idle connection: once per keepalive interval, a second by default).
+ */
+static void run_timers(struct msga_ctx *ctx, uint64_t now)
+{
+	struct msga__list *pos, *tmp;
+	uint64_t next = UINT64_MAX, due;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+		struct msga__conn *c = msga__container_of(pos,
+					struct msga__conn, ctx_node);
+
+		if (c->state != MSGA__C_READY)
+			continue;
+		due = msga__conn_tick(c, now);
+		next = due < next ? due : next;
+	}
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
 		struct msga__udep *ep = msga__container_of(pos,
 					struct msga__udep, ctx_node);
 
 		if (!ep->unicast || ep->dead)
 			continue;
-		if (!now)
-			now = msga__now_ns();
 		due = ep->pub ? msga__upub_tick(ep->pub, now) :
 				msga__usub_tick(ep, now);
 		next = due < next ? due : next;
@@ -440,8 +478,6 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 							  ctx_node);
 
 		if (sub->reasm.slots && msga__reasm_pending(&sub->reasm)) {
-			if (!now)
-				now = msga__now_ns();
 			due = msga__msub_expire(sub, now);
 			next = due < next ? due : next;
 		}
@@ -449,7 +485,6 @@ static int poll_udeps(struct msga_ctx *ctx, int budget)
 	if (ctx->evmode && next != UINT64_MAX)
 		msga__ctx_timer_arm(ctx, now, (int64_t)(next - now) > 0 ?
 						      next - now : 0);
-	return done;
 }
 
 /*
@@ -488,12 +523,13 @@ int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
 static int ctx_poll(struct msga_ctx *ctx, int budget)
 {
 	struct msga__list *pos, *tmp;
-	int done = 0;
+	uint64_t now = tick_now(ctx);
+	int tick = now != 0, done = 0;
 
 	/* (first: what runs below may want it again) */
 	if (ctx->evmode)
 		msga__ctx_timer_ack(ctx);
-	if (ctx->cm_ch && cm_due(ctx)) {
+	if (ctx->cm_ch && cm_due(ctx, now)) {
 		while (cm_one(ctx))
 			done++;
 		/* (a busy-poller looks as often as at rdma_cm) */
@@ -512,7 +548,9 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 		done += msga__conn_poll(c, budget);
 	}
 	if (!msga__list_empty(&ctx->udeps))
-		done += poll_udeps(ctx, budget);
+		done += poll_udeps(ctx, budget, &now);
+	if (tick)
+		run_timers(ctx, now);
 	if (ctx->pub_work) {
 		ctx->pub_work = 0;
 		msga__list_for_each_safe(pos, tmp, &ctx->pubs)

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "credit.h"
 #include "list.h"
+#include "liveness.h"
 #include "wire.h"
 #include "mcast_map.h"
 #include "reasm.h"
@@ -137,6 +138,7 @@ struct msga__conn {
 	char *ctl_buf;                 /* per send queue slot headers */
 	struct ibv_mr *ctl_mr;
 	struct msga__credit cr;
+	struct msga__liveness live;    /* keepalives, peer timeout */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -300,6 +302,12 @@ void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
 		     int status);
 void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		      uint16_t role);
+/*
+ * A ready connection's liveness tick at now (liveness.h): a keepalive if
+ * nothing went out for an interval, the end of a peer silent for the
+ * timeout. Returns when the next tick is due (UINT64_MAX: never).
+ */
+uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
 
 /* rc_ring.c */
 int msga__ring_rx_setup(struct msga__conn *c);

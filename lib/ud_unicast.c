@@ -7,9 +7,10 @@
  * address handle. It then sends SUBSCRIBE datagrams with its pattern; the
  * publisher builds an address handle back from the datagram's work
  * completion and answers SUBACK. There is no connection to break, so both
- * sides watch each other: SUBSCRIBE repeats every second as a keepalive,
- * and a peer silent for 5 s is reported gone (MSGA_EVENT_DISCONNECTED,
- * -ETIMEDOUT). Data datagrams are the multicast ones: same header, same
+ * sides watch each other: SUBSCRIBE repeats as a keepalive, and a peer
+ * silent for the context's peer timeout is reported gone
+ * (MSGA_EVENT_DISCONNECTED, -ETIMEDOUT): by default a keepalive every
+ * second and 5 s of silence, as on RC (liveness.h). Data datagrams are the multicast ones: same header, same
  * sequence tracking, same fragmentation.
  */
 #include <arpa/inet.h>
@@ -224,7 +225,7 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 	for (uint32_t i = 0; pub->ndests && i < MSGA__UD_DESTS_MAX; i++) {
 		struct msga__udest *d = &pub->dests[i];
 
-		uint64_t dead_at = d->last_seen_ns + MSGA__UD_DEAD_NS + 1;
+		uint64_t dead_at = d->last_seen_ns + pub->ctx->peer_timeout_ns + 1;
 
 		if (!d->used)
 			continue;
@@ -295,7 +296,7 @@ static void fail(struct msga__udep *ep, int status)
 static int subscribe(struct msga__udep *ep, uint64_t now_ns)
 {
 	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
-				   MSGA__UD_KEEPALIVE_NS : MSGA__UD_RESEND_NS);
+				   ep->ctx->keepalive_ns : MSGA__UD_RESEND_NS);
 	return msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE,
 				   ep->sub->pattern);
 }
@@ -357,7 +358,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	if (ep->ustate == MSGA__U_READY)
 		return;
 	ep->ustate = MSGA__U_READY;
-	ep->next_tx_ns = now_ns + MSGA__UD_KEEPALIVE_NS;
+	ep->next_tx_ns = now_ns + ep->ctx->keepalive_ns;
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }
 
@@ -375,7 +376,7 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 	/* resolving for too long, or a publisher gone quiet */
 	dead_at = (ep->ustate == MSGA__U_RESOLVING ? ep->started_ns :
 						     ep->last_heard_ns) +
-		  MSGA__UD_DEAD_NS + 1;
+		  ep->ctx->peer_timeout_ns + 1;
 	if (msga__time_reached(now_ns, dead_at)) {
 		fail(ep, -ETIMEDOUT);
 		return UINT64_MAX;

@@ -116,11 +116,15 @@ static int dp_poll_quiet(struct msga_ctx *ctx, int max)
 	return 0;
 }
 
-/* The fd really sleeps until there is work: idle, poll(2) times out. */
+/*
+ * The fd really sleeps until there is work: idle, poll(2) times out. (A
+ * minute's peer timeout puts keepalives 12 s apart, out of the way; that
+ * the timer wakes for them is dev_liveness's business.)
+ */
 Test(pubsub_ev, fd_is_quiet_when_idle_and_wakes_on_traffic, .timeout = 60)
 {
 	static struct dp_rec r, e;
-	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_ctx *ctx = devtest_open_ctx_timeout(60000);
 	struct msga_pub *p = dp_pub(ctx, 0, &e);
 	struct msga_sub *s = dp_sub(ctx, "q", &r);
 	int fd = msga_ctx_fd(ctx);

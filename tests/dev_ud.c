@@ -17,6 +17,15 @@
 #include "devtest.h"
 #include "dev_pubsub_util.h"
 
+/*
+ * How long a test waits for a silent peer to be reported: twice the peer
+ * timeout devtest_open_ctx() gives (scaled under valgrind, like it).
+ */
+static int silence_wait_ms(void)
+{
+	return 2 * (int)MSGA_PEER_TIMEOUT_DEFAULT_MS * devtest_wait_s(1);
+}
+
 static int is_iwarp(void)
 {
 	return !strcmp(devtest_env()->transport, "iWARP");
@@ -229,7 +238,8 @@ Test(ud, a_vanished_subscriber_times_out, .timeout = 60)
 		  "the child never subscribed");
 	waitpid(pid, &status, 0);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	cr_assert(dp_poll_until(&ctx, 1, &pe.disconnected, 1, 10000),
+	cr_assert(dp_poll_until(&ctx, 1, &pe.disconnected, 1,
+				silence_wait_ms()),
 		  "the publisher never noticed");
 	cr_assert_eq(pe.last_status, -ETIMEDOUT);
 	cr_assert_eq(msga_pub_subscribers(pub), 0);
@@ -249,7 +259,8 @@ Test(ud, a_vanished_publisher_is_reported, .timeout = 60)
 	sub = dp_sub(ctx[1], "x", &rec);
 	ud_connect(sub, &rec, pub, 1, ctx, 2);
 	msga_pub_destroy(pub); /* as if its process died: no message */
-	cr_assert(dp_poll_until(&ctx[1], 1, &rec.disconnected, 1, 10000),
+	cr_assert(dp_poll_until(&ctx[1], 1, &rec.disconnected, 1,
+				silence_wait_ms()),
 		  "the subscriber never noticed");
 	cr_assert_eq(rec.last_status, -ETIMEDOUT);
 	ud_teardown(ctx);
@@ -280,7 +291,7 @@ Test(ud, a_vanished_publisher_wakes_an_event_mode_subscriber, .timeout = 60)
 	sub = dp_sub(ctx[1], "x", &rec);
 	ud_connect(sub, &rec, pub, 1, ctx, 2);
 	msga_pub_destroy(pub); /* as if its process died: no message */
-	for (end = dp_now_ms() + 10000; !rec.disconnected;) {
+	for (end = dp_now_ms() + silence_wait_ms(); !rec.disconnected;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int left = (int)(end - dp_now_ms());
 

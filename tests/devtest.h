@@ -23,6 +23,11 @@ const struct devtest_env *devtest_env(void);
 
 /* Open a context on the device under test by name; fails the test if not. */
 struct msga_ctx *devtest_open_ctx(void);
+/*
+ * The same with msga_ctx_attr.peer_timeout_ms set to peer_timeout_ms times
+ * MSGA_TEST_TIMEOUT_SCALE (0: the library's default).
+ */
+struct msga_ctx *devtest_open_ctx_timeout(uint32_t peer_timeout_ms);
 
 /*
  * native_s seconds times MSGA_TEST_TIMEOUT_SCALE (devtest.c): the limit for

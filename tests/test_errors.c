@@ -4,6 +4,7 @@
  * version, and argument checks that come before any device is touched.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +63,47 @@ Test(errors, ctx_open_unknown_flags_is_einval)
 	struct msga_ctx *ctx;
 
 	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
+}
+
+Test(errors, ctx_open_peer_timeout_out_of_range_is_einval)
+{
+	uint32_t bad[] = { 1, MSGA_PEER_TIMEOUT_MIN_MS - 1,
+			   MSGA_PEER_TIMEOUT_MAX_MS + 1, UINT32_MAX };
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct msga_ctx_attr attr = { .size = sizeof(attr),
+					      .peer_timeout_ms = bad[i] };
+		struct msga_ctx *ctx = (struct msga_ctx *)&attr;
+
+		cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL, "%u ms",
+			     bad[i]);
+		cr_expect_null(ctx);
+		cr_expect(strstr(msga_open_error(), "peer_timeout_ms") != NULL,
+			  "%s", msga_open_error());
+	}
+}
+
+/*
+ * A 0.2 caller's struct ends before peer_timeout_ms: what lies past its
+ * size is not read. A bad value there passes this check (the open then
+ * goes on to look for a device, and what it finds does not matter here).
+ */
+Test(errors, ctx_open_reads_peer_timeout_only_within_size)
+{
+	struct msga_ctx_attr attr = { .size = offsetof(struct msga_ctx_attr,
+						       peer_timeout_ms),
+				      .dev_name = "no_such_dev9",
+				      .peer_timeout_ms = 1 };
+	struct msga_ctx *ctx = NULL;
+	int ret = msga_ctx_open(&attr, &ctx);
+
+	cr_expect_neq(ret, 0, "no device of that name");
+	cr_expect(strstr(msga_open_error(), "peer_timeout_ms") == NULL,
+		  "refused for a field past its size: %s", msga_open_error());
+	attr.size = sizeof(attr);
+	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
+	cr_expect(strstr(msga_open_error(), "peer_timeout_ms") != NULL,
+		  "%s", msga_open_error());
 }
 
 Test(errors, ctx_query_and_close_tolerate_null)
