@@ -7,7 +7,9 @@
 #      installs, and a program links through pkg-config;
 #   4. a build under AddressSanitizer + UBSan and `make check`: host unit
 #      tests, then every device test inside one VM on soft-RoCE (rxe0) and
-#      soft-iWARP (siw0). Any sanitizer report in its output fails the run.
+#      soft-iWARP (siw0). Any sanitizer report in its output fails the run;
+#   5. the host-failure test (tests/vm/two-host.sh): two VMs on one link,
+#      the publisher's VM killed, the subscriber must report it.
 # The device tests run once, in the sanitized build: under TCG a pass over
 # both devices takes about 14 minutes, and a second pass in the plain
 # build put the run at 39 minutes, over CI's 30. The plain build differs
@@ -75,5 +77,11 @@ if grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' \
 	echo "sanitizer reports above: failing the run"
 	exit 1
 fi
+
+step "host failure: two VMs, the publisher's killed outright (rxe, siw)"
+# The plain build: two TCG VMs share the cores, and this checks what the
+# subscriber reports, not how fast. Its guests' output is in
+# build-check/tests/two-host/.
+(cd build-check && make -s check-two-host)
 
 step "all test stages passed"

@@ -158,7 +158,8 @@ Test(liveness, silent_subscriber_is_dropped_and_publishing_goes_on,
 	struct msga_ctx *cp = open_ctx(), *c1 = open_ctx(), *c2 = open_ctx();
 	struct msga_ctx *all[3] = { cp, c1, c2 }, *live[2] = { cp, c1 };
 	struct msga_pub *pub = dp_pub(cp, 0, &pe);
-	uint64_t seq = 0, dropped_at = 0, end = dp_now_ms() + 30000;
+	uint64_t seq = 0, dropped_at = 0;
+	uint64_t end = dp_now_ms() + 1000u * (uint64_t)devtest_wait_s(30);
 	uint32_t t;
 
 	r1.strict = r2.strict = 1;
@@ -167,8 +168,9 @@ Test(liveness, silent_subscriber_is_dropped_and_publishing_goes_on,
 	dp_connect(sub_with(c2, 0, &r2), pub, all, 3, 2);
 	/* c2 is never polled again until the end */
 	while (!dropped_at || seq < dropped_at + 5000) {
-		cr_assert_lt(dp_now_ms(), end, "still pushed back after 30 s "
-			     "(seq %llu)", (unsigned long long)seq);
+		cr_assert_lt(dp_now_ms(), end, "still pushed back after %d s "
+			     "(seq %llu)", devtest_wait_s(30),
+			     (unsigned long long)seq);
 		dp_send(pub, t, ++seq, BIG, live, 2);
 		if (!dropped_at && pe.disconnected)
 			dropped_at = seq;

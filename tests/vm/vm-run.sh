@@ -11,6 +11,7 @@
 # KVM is tried first where /dev/kvm exists; when it cannot boot the stock
 # kernel (seen: QEMU fails to set MSR 0x10a), the run falls back to TCG.
 # MSGA_VM_KVM=0 skips the KVM attempt. MSGA_VM_TIMEOUT (seconds) bounds it.
+# MSGA_VM_QEMU_OPTS adds QEMU arguments (two-host.sh: a network link).
 #
 # Under TCG the guest kernel finds the TSC unstable and falls back to the
 # emulated HPET, where one clock_gettime() costs ~1.25 us (measured) instead
@@ -44,7 +45,9 @@ boot() {
 	timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
 		"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
 		--append "${MSGA_VM_APPEND-tsc=reliable clocksource=tsc}" \
-		--rwdir "$results" ${MSGA_VM_RWDIRS:-} --exec "$guest" 2>&1 | cat
+		--rwdir "$results" ${MSGA_VM_RWDIRS:-} \
+		${MSGA_VM_QEMU_OPTS:+--qemu-opts="$MSGA_VM_QEMU_OPTS"} \
+		--exec "$guest" 2>&1 | cat
 	# Through a pipe: QEMU reopens its stdout as a new file description,
 	# so with stdout on a log file it would overwrite the log from byte 0.
 	return "${PIPESTATUS[0]}"
