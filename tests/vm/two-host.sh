@@ -22,6 +22,7 @@ out=$(mkdir -p "${1:-$builddir/tests/two-host}" && cd "${1:-$builddir/tests/two-
 peer=$builddir/tests/two_host_peer
 timeout_ms=2000
 pass=0 fail=0
+dir="" port="" # of the KIND under test (one, vm)
 
 [ -x "$peer" ] || { echo "two-host: build first: no $peer" >&2; exit 1; }
 
@@ -34,25 +35,29 @@ wait_file() { # wait_file PATH SECONDS PID: 0 once PATH exists
 	done
 }
 
-# QEMU arguments for one end of the link: listen or connect, port, MAC
-link() {
-	printf '%s' "-netdev socket,id=th,$1=127.0.0.1:$2" \
-		" -device virtio-net-pci,netdev=th,mac=$3"
+# Boot one VM in the background (its results in $dir/NAME, its console in
+# $dir/NAME.log): its end of the link (listen or connect, on $port) has
+# MAC, and two_host_peer runs there as ROLE (pub or sub) on a KIND device
+# at ADDR. The publisher is always at 198.18.2.1.
+# vm KIND NAME LISTEN|CONNECT ADDR MAC ROLE
+vm() {
+	MSGA_VM_TIMEOUT=900 \
+	MSGA_VM_QEMU_OPTS="-netdev socket,id=th,$3=127.0.0.1:$port -device virtio-net-pci,netdev=th,mac=$5" \
+		"$here/vm-run.sh" "$dir/$2" bash "$here/two-host-guest.sh" \
+		"$1" "$4/24" "$5" "$peer" "$6" "${1}n" rdma://198.18.2.1:18700 \
+		$timeout_ms "$dir/$2" >"$dir/$2.log" 2>&1 &
 }
 
 # one KIND: 0 if B reported A's death as it should
 one() {
-	local kind=$1 dir=$out/$1 port apid bpid rc
+	local kind=$1 apid bpid rc
+	dir=$out/$kind
 	rm -rf "$dir"
 	mkdir -p "$dir/a" "$dir/b"
 	# a free port for the link, picked by the kernel
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	echo "two-host: $kind: A publishes, B subscribes, then A's VM is killed"
-	MSGA_VM_TIMEOUT=900 MSGA_VM_QEMU_OPTS=$(link listen $port 52:54:00:4d:41:01) \
-		"$here/vm-run.sh" "$dir/a" bash "$here/two-host-guest.sh" \
-		"$kind" 198.18.2.1/24 52:54:00:4d:41:01 \
-		"$peer" pub "${kind}n" rdma://198.18.2.1:18700 $timeout_ms "$dir/a" \
-		>"$dir/a.log" 2>&1 &
+	vm "$kind" a listen 198.18.2.1 52:54:00:4d:41:01 pub
 	apid=$!
 	# B's QEMU connects to A's at start: A must be up first.
 	if ! wait_file "$dir/a/pub" 600 $apid; then
@@ -62,11 +67,7 @@ one() {
 		wait $apid 2>/dev/null
 		return 1
 	fi
-	MSGA_VM_TIMEOUT=900 MSGA_VM_QEMU_OPTS=$(link connect $port 52:54:00:4d:41:02) \
-		"$here/vm-run.sh" "$dir/b" bash "$here/two-host-guest.sh" \
-		"$kind" 198.18.2.2/24 52:54:00:4d:41:02 \
-		"$peer" sub "${kind}n" rdma://198.18.2.1:18700 $timeout_ms "$dir/b" \
-		>"$dir/b.log" 2>&1 &
+	vm "$kind" b connect 198.18.2.2 52:54:00:4d:41:02 sub
 	bpid=$!
 	if wait_file "$dir/b/sub" 600 $bpid; then
 		# the host dies: QEMU (and the virtme-ng that started it) at once
