@@ -165,7 +165,6 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 		return msga__open_fail(-ENOMEM, "msga_ctx_open");
 	ctx->flags = attr->flags;
 	ctx->peer_timeout_ns = (uint64_t)timeout_ms * 1000000u;
-	ctx->keepalive_ns = ctx->peer_timeout_ns / 5;
 	ctx->tick_stride = 1;
 	msga__list_init(&ctx->conns);
 	msga__list_init(&ctx->pubs);

@@ -64,7 +64,6 @@ struct msga_ctx {
 	uint32_t tick_countdown;          /* polls until the next tick */
 	/* unicast peers, RC and UD: keepalives and timeouts (liveness.h) */
 	uint64_t peer_timeout_ns;         /* msga_ctx_attr.peer_timeout_ms */
-	uint64_t keepalive_ns;            /* a fifth of it */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
 	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
@@ -103,6 +102,12 @@ void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
  * CLOCK_MONOTONIC in ns from the kernel: timers and timeouts. Receive
  * timestamps come from ctx->rx_clock (rx_clock.h), which is cheaper.
  */
+/* A unicast peer's keepalive interval: a fifth of its timeout. */
+static inline uint64_t msga__keepalive_ns(const struct msga_ctx *ctx)
+{
+	return ctx->peer_timeout_ns / 5;
+}
+
 static inline uint64_t msga__now_ns(void)
 {
 	return msga__mono_ns();

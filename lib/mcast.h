@@ -33,7 +33,7 @@
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
 #define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
-/* (keepalives and the silence that ends a peer: ctx->keepalive_ns and
+/* (keepalives and the silence that ends a peer: msga__keepalive_ns() and
  * ctx->peer_timeout_ns, msga_ctx_attr.peer_timeout_ms) */
 
 enum msga__group_state {

@@ -49,7 +49,8 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 
 	switch (msga__liveness_tick(&c->live, now, conn_rx_count(c),
 				    c->tx_seq, conn_peer_may_wait(c),
-				    ctx->keepalive_ns, ctx->peer_timeout_ns,
+				    msga__keepalive_ns(ctx),
+				    ctx->peer_timeout_ns,
 				    &next)) {
 	case MSGA__LIVE_DEAD:
 		msga__conn_kill(c, -ETIMEDOUT, 1);

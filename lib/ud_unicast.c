@@ -10,8 +10,9 @@
  * sides watch each other: SUBSCRIBE repeats as a keepalive, and a peer
  * silent for the context's peer timeout is reported gone
  * (MSGA_EVENT_DISCONNECTED, -ETIMEDOUT): by default a keepalive every
- * second and 5 s of silence, as on RC (liveness.h). Data datagrams are the multicast ones: same header, same
- * sequence tracking, same fragmentation.
+ * second and 5 s of silence, as on RC (liveness.h). Data datagrams are
+ * the multicast ones: same header, same sequence tracking, same
+ * fragmentation.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -296,7 +297,7 @@ static void fail(struct msga__udep *ep, int status)
 static int subscribe(struct msga__udep *ep, uint64_t now_ns)
 {
 	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
-				   ep->ctx->keepalive_ns : MSGA__UD_RESEND_NS);
+				   msga__keepalive_ns(ep->ctx) : MSGA__UD_RESEND_NS);
 	return msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE,
 				   ep->sub->pattern);
 }
@@ -358,7 +359,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	if (ep->ustate == MSGA__U_READY)
 		return;
 	ep->ustate = MSGA__U_READY;
-	ep->next_tx_ns = now_ns + ep->ctx->keepalive_ns;
+	ep->next_tx_ns = now_ns + msga__keepalive_ns(ep->ctx);
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }
 

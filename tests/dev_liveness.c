@@ -25,24 +25,12 @@
 /* The timeout as the library has it (scaled under valgrind). */
 static uint64_t timeout_ms(void)
 {
-	return (uint64_t)TIMEOUT_MS * (uint64_t)devtest_wait_s(1);
+	return devtest_scale_ms(TIMEOUT_MS);
 }
 
 static struct msga_ctx *open_ctx(void)
 {
 	return devtest_open_ctx_timeout(TIMEOUT_MS);
-}
-
-static struct msga_sub *sub_with(struct msga_ctx *ctx, uint32_t flags,
-				 struct dp_rec *rec)
-{
-	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
-				   .pattern = "t", .on_msg = dp_on_msg,
-				   .on_event = dp_on_event, .user = rec };
-	struct msga_sub *sub = NULL;
-
-	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
-	return sub;
 }
 
 static void poll_for(struct msga_ctx **ctxs, int n, uint64_t ms)
@@ -75,8 +63,9 @@ Test(liveness, idle_connections_stay_up_on_keepalives, .timeout = 60)
 	uint32_t t;
 
 	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
-	dp_connect(sub_with(cs, 0, &ring), pub, both, 2, 1);
-	dp_connect(sub_with(cs, MSGA_SUB_NO_RING, &sr), pub, both, 2, 2);
+	dp_connect(dp_sub_flags(cs, "t", 0, &ring), pub, both, 2, 1);
+	dp_connect(dp_sub_flags(cs, "t", MSGA_SUB_NO_RING, &sr), pub, both, 2,
+		   2);
 	send_and_receive(pub, t, 1, &ring, both, 2);
 	poll_for(both, 2, 4 * timeout_ms());
 	cr_expect_eq(pe.disconnected, 0, "the publisher dropped a live "
@@ -110,7 +99,7 @@ static void silent_publisher(uint32_t sub_flags)
 	pe = (struct dp_rec){ 0 };
 	rec = (struct dp_rec){ .strict = 1 };
 	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
-	dp_connect(sub_with(cs, sub_flags, &rec), pub, both, 2, 1);
+	dp_connect(dp_sub_flags(cs, "t", sub_flags, &rec), pub, both, 2, 1);
 	for (uint64_t seq = 1; seq <= 10; seq++)
 		send_and_receive(pub, t, seq, &rec, both, 2);
 	t0 = dp_now_ms();
@@ -159,13 +148,13 @@ Test(liveness, silent_subscriber_is_dropped_and_publishing_goes_on,
 	struct msga_ctx *all[3] = { cp, c1, c2 }, *live[2] = { cp, c1 };
 	struct msga_pub *pub = dp_pub(cp, 0, &pe);
 	uint64_t seq = 0, dropped_at = 0;
-	uint64_t end = dp_now_ms() + 1000u * (uint64_t)devtest_wait_s(30);
+	uint64_t end = dp_now_ms() + devtest_scale_ms(30000);
 	uint32_t t;
 
 	r1.strict = r2.strict = 1;
 	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
-	dp_connect(sub_with(c1, 0, &r1), pub, all, 3, 1);
-	dp_connect(sub_with(c2, 0, &r2), pub, all, 3, 2);
+	dp_connect(dp_sub_flags(c1, "t", 0, &r1), pub, all, 3, 1);
+	dp_connect(dp_sub_flags(c2, "t", 0, &r2), pub, all, 3, 2);
 	/* c2 is never polled again until the end */
 	while (!dropped_at || seq < dropped_at + 5000) {
 		cr_assert_lt(dp_now_ms(), end, "still pushed back after %d s "
@@ -230,7 +219,7 @@ Test(liveness, event_mode_wakes_for_keepalives_and_a_silent_publisher,
 
 	cr_assert_geq(fd, 0, "msga_ctx_fd = %d", fd);
 	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
-	dp_connect(sub_with(cs, 0, &rec), pub, both, 2, 1);
+	dp_connect(dp_sub_flags(cs, "t", 0, &rec), pub, both, 2, 1);
 	send_and_receive(pub, t, 1, &rec, both, 2);
 	/* three timeouts idle, the publisher busy-polled */
 	for (end = dp_now_ms() + 3 * timeout_ms(); dp_now_ms() < end;) {

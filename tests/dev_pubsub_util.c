@@ -129,17 +129,23 @@ struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
 	return pub;
 }
 
-struct msga_sub *dp_sub(struct msga_ctx *ctx, const char *pattern,
-			struct dp_rec *rec)
+struct msga_sub *dp_sub_flags(struct msga_ctx *ctx, const char *pattern,
+			      uint32_t flags, struct dp_rec *rec)
 {
-	struct msga_sub_attr a = { .size = sizeof(a), .pattern = pattern,
-				   .on_msg = dp_on_msg,
+	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
+				   .pattern = pattern, .on_msg = dp_on_msg,
 				   .on_event = dp_on_event, .user = rec };
 	struct msga_sub *sub = NULL;
 	int ret = msga_sub_create(ctx, &a, &sub);
 
 	cr_assert_eq(ret, 0, "msga_sub_create(%s) = %d", pattern, ret);
 	return sub;
+}
+
+struct msga_sub *dp_sub(struct msga_ctx *ctx, const char *pattern,
+			struct dp_rec *rec)
+{
+	return dp_sub_flags(ctx, pattern, 0, rec);
 }
 
 uint64_t dp_now_ms(void)

@@ -51,6 +51,9 @@ struct msga_pub *dp_pub_at(struct msga_ctx *ctx, const char *uri,
 			   uint32_t flags, struct dp_rec *events);
 struct msga_sub *dp_sub(struct msga_ctx *ctx, const char *pattern,
 			struct dp_rec *rec);
+/* The same with msga_sub_attr.flags (MSGA_SUB_NO_RING, ...). */
+struct msga_sub *dp_sub_flags(struct msga_ctx *ctx, const char *pattern,
+			      uint32_t flags, struct dp_rec *rec);
 /* Connect and poll ctxs until the publisher counts nsubs subscribers. */
 void dp_connect(struct msga_sub *sub, struct msga_pub *pub,
 		struct msga_ctx **ctxs, int nctx, int nsubs);

@@ -23,7 +23,7 @@
  */
 static int silence_wait_ms(void)
 {
-	return 2 * (int)MSGA_PEER_TIMEOUT_DEFAULT_MS * devtest_wait_s(1);
+	return (int)devtest_scale_ms(2 * MSGA_PEER_TIMEOUT_DEFAULT_MS);
 }
 
 static int is_iwarp(void)

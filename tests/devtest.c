@@ -28,34 +28,6 @@ const struct devtest_env *devtest_env(void)
 	return &env;
 }
 
-static unsigned long timeout_scale(void);
-
-struct msga_ctx *devtest_open_ctx_timeout(uint32_t peer_timeout_ms)
-{
-	struct msga_ctx_attr attr = { .size = sizeof(attr) };
-	struct msga_ctx *ctx = NULL;
-	uint64_t ms = (uint64_t)peer_timeout_ms * timeout_scale();
-	int ret;
-
-	attr.dev_name = devtest_env()->dev;
-	attr.peer_timeout_ms = ms > MSGA_PEER_TIMEOUT_MAX_MS ?
-				       MSGA_PEER_TIMEOUT_MAX_MS : (uint32_t)ms;
-	ret = msga_ctx_open(&attr, &ctx);
-	cr_assert_eq(ret, 0, "msga_ctx_open(%s) = %d (%s): %s", attr.dev_name,
-		     ret, msga_strerror(ret), msga_open_error());
-	return ctx;
-}
-
-/*
- * The library's default peer timeout in a plain run; scaled (like every
- * limit here) under valgrind, where a side can go unpolled for seconds.
- */
-struct msga_ctx *devtest_open_ctx(void)
-{
-	return devtest_open_ctx_timeout(timeout_scale() == 1 ? 0 :
-					MSGA_PEER_TIMEOUT_DEFAULT_MS);
-}
-
 /*
  * MSGA_TEST_TIMEOUT_SCALE=K (a whole number; device-tests.sh passes it
  * into the VM) multiplies every suite's and test's timeout by K. Under
@@ -84,6 +56,37 @@ static unsigned long timeout_scale(void)
 int devtest_wait_s(int native_s)
 {
 	return native_s * (int)timeout_scale();
+}
+
+uint64_t devtest_scale_ms(uint64_t native_ms)
+{
+	return native_ms * timeout_scale();
+}
+
+struct msga_ctx *devtest_open_ctx_timeout(uint32_t peer_timeout_ms)
+{
+	struct msga_ctx_attr attr = { .size = sizeof(attr) };
+	struct msga_ctx *ctx = NULL;
+	uint64_t ms = devtest_scale_ms(peer_timeout_ms);
+	int ret;
+
+	attr.dev_name = devtest_env()->dev;
+	attr.peer_timeout_ms = ms > MSGA_PEER_TIMEOUT_MAX_MS ?
+				       MSGA_PEER_TIMEOUT_MAX_MS : (uint32_t)ms;
+	ret = msga_ctx_open(&attr, &ctx);
+	cr_assert_eq(ret, 0, "msga_ctx_open(%s) = %d (%s): %s", attr.dev_name,
+		     ret, msga_strerror(ret), msga_open_error());
+	return ctx;
+}
+
+/*
+ * The library's default peer timeout in a plain run; scaled (like every
+ * limit here) under valgrind, where a side can go unpolled for seconds.
+ */
+struct msga_ctx *devtest_open_ctx(void)
+{
+	return devtest_open_ctx_timeout(timeout_scale() == 1 ? 0 :
+					MSGA_PEER_TIMEOUT_DEFAULT_MS);
 }
 
 static void scale_suite(struct criterion_suite_set *ss, double k)

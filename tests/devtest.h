@@ -35,5 +35,7 @@ struct msga_ctx *devtest_open_ctx_timeout(uint32_t peer_timeout_ms);
  * of seconds of start-up before it does anything.
  */
 int devtest_wait_s(int native_s);
+/* The same for a duration in milliseconds (a peer timeout, a wait). */
+uint64_t devtest_scale_ms(uint64_t native_ms);
 
 #endif
