@@ -168,6 +168,12 @@ enum msga_event_type {
 	MSGA_EVENT_GAP = 4,
 	MSGA_EVENT_DUPLICATE = 5,
 	MSGA_EVENT_REORDER = 6,
+	/*
+	 * Multicast subscribers only: a new stream (topic, origin) found
+	 * the stream table full of live streams; its messages are dropped
+	 * and counted (msga_sub_stats.overflow). Raised once per stream.
+	 */
+	MSGA_EVENT_STREAM_OVERFLOW = 7,
 };
 
 /** Connection event, passed to the on_event callback. */
@@ -221,7 +227,34 @@ struct msga_pub_attr {
 	const char *uri;        /* "rdma://IP:PORT"; port 0 picks one */
 	msga_event_cb on_event; /* may be NULL */
 	void *user;
+	/*
+	 * Since 0.4 (a caller passing an older, smaller .size gets the
+	 * defaults). RC: a subscriber that has held up the stream (no ring
+	 * room or receive credit for a message) this long is disconnected,
+	 * MSGA_EVENT_DISCONNECTED with -ENOBUFS naming it, and the others go
+	 * on. 0 = MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS times the
+	 * context's peer timeout; otherwise MSGA_PEER_TIMEOUT_MIN_MS to
+	 * MSGA_PEER_TIMEOUT_MAX_MS.
+	 */
+	uint32_t slow_consumer_ms;
+	/*
+	 * RC: connections at once, handshakes in progress included; more
+	 * are rejected. 0 = MSGA_PUB_CONNS_DEFAULT; at most MSGA_PUB_CONNS_MAX.
+	 */
+	uint32_t max_conns;
+	/*
+	 * UD (mcast://, ud://): largest datagram sent, headers included.
+	 * 0 = the smaller of the port's active MTU and the group's MTU;
+	 * otherwise at least MSGA_DATAGRAM_MIN, and never above those.
+	 */
+	uint32_t max_datagram;
+	uint32_t reserved;
 };
+
+#define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
+#define MSGA_PUB_CONNS_DEFAULT 256u
+#define MSGA_PUB_CONNS_MAX 4096u
+#define MSGA_DATAGRAM_MIN 256u
 
 /** Options of a subscriber. */
 enum msga_sub_flags {
@@ -302,6 +335,9 @@ struct msga_sub_stats {
 	uint64_t filtered;      /* topics the pattern does not match */
 	uint64_t local;         /* dropped by MSGA_SUB_NO_LOCAL */
 	uint64_t overflow;      /* dropped: more than MSGA_SUB_STREAMS_MAX streams */
+	/* since 0.4 */
+	uint64_t oversize;      /* datagrams longer than a receive buffer, dropped */
+	uint64_t evicted;       /* idle or departed streams forgotten */
 };
 
 struct msga_stream_stats {
