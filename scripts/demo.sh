@@ -40,7 +40,7 @@ done)
 guest_cmds+="echo; echo '== msga_feed on soft-RoCE at $rxe_addr';"
 guest_cmds+=" $PWD/bench/msga_feed $feed_args --json $results/feed.json"
 guest_cmds+=" --series $results/feed-series.txt $rxe_addr || exit 1"
-MSGA_VM_RWDIRS="--rwdir $PWD" ../tests/vm/vm-run.sh "$PWD/vm-results" \
+MSGA_VM_RWDIRS="$PWD" ../tests/vm/vm-run.sh "$PWD/vm-results" \
 	bash -c "$guest_cmds"
 ../bench/feed_chart.sh "$results/feed.json" "$results/feed-series.txt" \
 	"$results/feed.png"

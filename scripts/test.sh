@@ -78,6 +78,11 @@ if grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' \
 	exit 1
 fi
 
+step "test bed: the VM from a checkout under /var/tmp and under /tmp/<dir>"
+# Two short boots (tests/vm/check-testbed.sh): the guest masks /var/tmp,
+# and the test bed must work from any checkout path.
+(cd build-check && make -s check-testbed)
+
 step "host failure: two VMs, the publisher's killed outright (rxe, siw)"
 # The plain build: two TCG VMs share the cores, and this checks what the
 # subscriber reports, not how fast. Its guests' output is in

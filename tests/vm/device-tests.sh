@@ -105,7 +105,7 @@ not_run() { # what-was-not-run
 case "$mode" in
 vm)
 	echo "device-tests: booting the test VM (rxe0 = soft-RoCE, siw0 = soft-iWARP)"
-	MSGA_VM_RWDIRS="--rwdir $builddir" \
+	MSGA_VM_RWDIRS="$builddir" \
 		MSGA_VM_TIMEOUT=$((${MSGA_VM_TIMEOUT:-1500} * scale)) \
 		exec "$here/vm-run.sh" \
 		"$builddir/tests/vm-results" \

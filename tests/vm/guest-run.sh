@@ -5,7 +5,10 @@ set -uo pipefail
 results=$1
 shift
 touch "$results/started"
-if bash "$(dirname "$0")/guest-setup.sh"; then
+if ! command -v "$1" >/dev/null; then
+	echo "guest-run: the guest cannot find $1 (not shared with the VM? see tests/vm/vm-run.sh)" >&2
+	rc=127
+elif bash "$(dirname "$0")/guest-setup.sh"; then
 	"$@"
 	rc=$?
 else

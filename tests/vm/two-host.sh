@@ -41,7 +41,7 @@ wait_file() { # wait_file PATH SECONDS PID: 0 once PATH exists
 # at ADDR. The publisher is always at 198.18.2.1.
 # vm KIND NAME LISTEN|CONNECT ADDR MAC ROLE
 vm() {
-	MSGA_VM_TIMEOUT=900 \
+	MSGA_VM_TIMEOUT=900 MSGA_VM_RODIRS="$builddir" \
 	MSGA_VM_QEMU_OPTS="-netdev socket,id=th,$3=127.0.0.1:$port -device virtio-net-pci,netdev=th,mac=$5" \
 		"$here/vm-run.sh" "$dir/$2" bash "$here/two-host-guest.sh" \
 		"$1" "$4/24" "$5" "$peer" "$6" "${1}n" rdma://198.18.2.1:18700 \

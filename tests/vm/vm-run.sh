@@ -13,6 +13,14 @@
 # MSGA_VM_KVM=0 skips the KVM attempt. MSGA_VM_TIMEOUT (seconds) bounds it.
 # MSGA_VM_QEMU_OPTS adds QEMU arguments (two-host.sh: a network link).
 #
+# The guest sees the host's files at the same paths, read-only, except
+# where virtme-ng masks them (guest-shares.sh). Directories the guest
+# writes to are shared read-write: RESULTS_DIR and MSGA_VM_RWDIRS (a
+# space-separated list, e.g. the build tree). The checkout this script is
+# in, MSGA_VM_RODIRS and the siw.ko cache are shared read-only where the
+# guest masks them. A directory that cannot be shared ends the run before
+# the boot, with one line naming it.
+#
 # Under TCG the guest kernel finds the TSC unstable and falls back to the
 # emulated HPET, where one clock_gettime() costs ~1.25 us (measured) instead
 # of ~20 ns on a TSC clocksource. The library time-stamps every receive, so
@@ -20,11 +28,12 @@
 # the host's invariant TSC, so the guest is told to trust it, as production
 # hosts do; MSGA_VM_APPEND replaces these kernel arguments.
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/env.sh"
+. "$here/guest-shares.sh"
 
 [ $# -ge 2 ] || { echo "usage: vm-run.sh RESULTS_DIR COMMAND [ARGS...]" >&2; exit 2; }
-results=$(mkdir -p "$1" && cd "$1" && pwd)
+results=$(mkdir -p "$1" && cd "$1" && pwd -P) || exit 1
 shift
 
 vng=${MSGA_VNG:-$MSGA_CACHE_DIR/venv/bin/vng}
@@ -34,18 +43,44 @@ kernel=$(msga_vm_kernel)
 [ -n "$kernel" ] || { echo "vm-run: no /boot/vmlinuz-*-amd64; apt-get install linux-image-amd64" >&2; exit 1; }
 [ -f "$(msga_siw_ko)" ] || { echo "vm-run: no siw.ko; run tests/vm/build-siw.sh" >&2; exit 1; }
 
-# The guest sees the host's files at the same paths; quote the command.
+# What the guest needs, as physical paths (the guest resolves symlinks
+# too); the words "--rwdir" are what MSGA_VM_RWDIRS once held, and skipped.
+physical() { # DIR: its path without symlinks, or one line on stderr
+	(cd "$1" 2>/dev/null && pwd -P) || { echo "vm-run: no directory $1 to share with the VM" >&2; return 1; }
+}
+needs() {
+	local dir path
+	echo "rw $results"
+	for dir in ${MSGA_VM_RWDIRS:-}; do
+		[ "$dir" != --rwdir ] || continue
+		path=$(physical "$dir") || return 1
+		echo "rw $path"
+	done
+	for dir in "$(dirname "$(dirname "$here")")" ${MSGA_VM_RODIRS:-} "$(dirname "$(msga_siw_ko)")"; do
+		path=$(physical "$dir") || return 1
+		echo "ro $path"
+	done
+}
+needs=$(needs) || exit 1
+shares=$(msga_vm_shares <<<"$needs") || exit 1
+
+# Quote the command. The guest first marks that it booted, in RESULTS_DIR,
+# which is always shared: a guest that then cannot run guest-run.sh is
+# told apart from a VM that never came up. The guest's HOME differs from
+# the host's, so it is given the cache directory.
 cmd=$(printf '%q ' "$@")
-guest="bash $(printf %q "$here/guest-run.sh") $(printf %q "$results") $cmd"
+guest="touch $(printf %q "$results/booted");"
+guest+=" MSGA_CACHE_DIR=$(printf %q "$MSGA_CACHE_DIR")"
+guest+=" bash $(printf %q "$here/guest-run.sh") $(printf %q "$results") $cmd"
 # virtme-ng runs its helpers from PATH.
 export PATH="$(dirname "$vng"):$PATH"
 
 boot() {
-	rm -f "$results/rc" "$results/started"
+	rm -f "$results/rc" "$results/started" "$results/booted"
 	timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
 		"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
 		--append "${MSGA_VM_APPEND-tsc=reliable clocksource=tsc}" \
-		--rwdir "$results" ${MSGA_VM_RWDIRS:-} \
+		$shares \
 		${MSGA_VM_QEMU_OPTS:+--qemu-opts="$MSGA_VM_QEMU_OPTS"} \
 		--exec "$guest" 2>&1 | cat
 	# Through a pipe: QEMU reopens its stdout as a new file description,
@@ -56,12 +91,16 @@ boot() {
 booted=0
 if [ "${MSGA_VM_KVM:-1}" = 1 ] && [ -w /dev/kvm ]; then
 	boot && true
-	[ -f "$results/started" ] && booted=1
+	[ -f "$results/booted" ] && booted=1
 	[ $booted = 1 ] || echo "vm-run: KVM could not boot the kernel; falling back to TCG" >&2
 fi
 if [ $booted = 0 ]; then
 	boot --disable-kvm && true
-	[ -f "$results/started" ] || { echo "vm-run: the VM did not boot (see QEMU output above)" >&2; exit 1; }
+	[ -f "$results/booted" ] || { echo "vm-run: the VM did not boot (see QEMU output above)" >&2; exit 1; }
 fi
+[ -f "$results/started" ] || {
+	echo "vm-run: the VM booted, but its guest could not run $here/guest-run.sh (see the output above)" >&2
+	exit 1
+}
 [ -f "$results/rc" ] || { echo "vm-run: the guest command did not finish (crash or timeout)" >&2; exit 1; }
 exit "$(cat "$results/rc")"
