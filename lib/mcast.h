@@ -33,6 +33,9 @@
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
 #define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
+/* A receive's wr_id carries this bit, a send's is its sequence number:
+ * the opcode of an error completion is undefined, the wr_id is not. */
+#define MSGA__UD_WR_RECV (1ull << 63)
 /* (keepalives and the silence that ends a peer: msga__keepalive_ns() and
  * ctx->peer_timeout_ns, msga_ctx_attr.peer_timeout_ms) */
 
@@ -40,6 +43,12 @@ enum msga__group_state {
 	MSGA__G_JOINING = 1,
 	MSGA__G_READY,
 	MSGA__G_FAILED,
+	MSGA__G_REJOINING,           /* lost after a join; retried (rejoin) */
+};
+
+struct msga__parked_ah {
+	struct ibv_ah *ah;
+	uint64_t until_seq;          /* sends before this one may use it */
 };
 
 /* One group an endpoint joined or is joining. */
@@ -53,6 +62,17 @@ struct msga__mgroup {
 	int joined;                  /* rdma_join_multicast succeeded */
 	struct ibv_ah *ah;
 	uint32_t qpn, qkey;
+	/*
+	 * Unicast destinations only (counted): sends still queued to ah. A
+	 * dropped destination keeps its ah until they complete (retiring),
+	 * since a send whose ah is gone fails and takes the QP with it.
+	 */
+	int counted, retiring;
+	uint32_t inflight;
+	/* rejoin after the fabric dropped a joined group (udep_policy.h) */
+	int was_ready;               /* joined once: a loss is rejoined */
+	uint32_t rejoin_attempt;
+	uint64_t rejoin_at_ns;
 };
 
 struct msga__udep {
@@ -83,6 +103,12 @@ struct msga__udep {
 	uint32_t sq_depth, unsig;
 	uint64_t tx_seq, tx_done;
 	int32_t *tx_tag;
+	struct msga__mgroup **tx_dst; /* per send slot: a counted target */
+	int death_status;            /* publisher: death not yet reported */
+	int death_pending;
+	/* group AHs replaced by a rejoin, freed once the sends before are */
+	struct msga__parked_ah *parked;
+	uint32_t nparked;
 	char *hdr_buf;
 	struct ibv_mr *hdr_mr;
 
@@ -122,7 +148,7 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *g,
 		    int sendonly, struct msga__mgroup **gp);
 int msga__udep_sq_room(const struct msga__udep *ep);
-int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
+int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 		    uint32_t hdr_len, const void *data, uint32_t len,
 		    uint32_t lkey, int32_t tag, int force_signal);
 char *msga__udep_hdr_slot(struct msga__udep *ep);
@@ -131,6 +157,7 @@ int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now);
 void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
 void msga__udep_free(struct msga__udep *ep);
+uint64_t msga__udep_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		     enum msga_event_type type, int status);
 
@@ -144,6 +171,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag);
 void msga__mpub_progress(struct msga_pub *pub);
 void msga__mpub_on_group(struct msga__mgroup *g, int status);
+void msga__mpub_on_death(struct msga_pub *pub, int status);
 
 /* mcast_sub.c */
 int msga__msub_connect(struct msga_sub *sub, const char *uri);
@@ -166,13 +194,14 @@ uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
 			    uint32_t *count);
 uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
 void msga__upub_fini(struct msga_pub *pub);
+int msga__upub_drop_all(struct msga_pub *pub, int status);
 int msga__usub_connect(struct msga_sub *sub, const char *uri);
 void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns);
 uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__usub_leave(struct msga__udep *ep);
-int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
+int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
 			uint8_t type, const char *pattern);
 
 /* local_addr.c */

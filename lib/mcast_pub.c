@@ -11,12 +11,17 @@
 
 #include "mcast.h"
 #include "pubsub.h"
+#include "udep_policy.h"
 
 /* The endpoint's datagram geometry, and this publisher's origin id. */
 int msga__mpub_setup(struct msga_pub *pub)
 {
 	pub->mc->pub = pub;
 	pub->origin = msga__new_origin();
+	/* rdma_cm reports no group MTU (struct rdma_ud_param has none); on
+	 * RoCE the kernel gives groups the netdev's, the port's MTU. */
+	pub->mc->max_dgram = msga__dgram_size(pub->mc->max_dgram, 0,
+					      pub->max_datagram);
 	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
 	if (pub->frag < MSGA__UD_MIN_FRAG)
 		return msga__ctx_fail(pub->ctx, -EMSGSIZE,
@@ -106,7 +111,7 @@ static uint64_t targets(struct msga_pub *pub, uint32_t topic_id,
 	return 1;
 }
 
-static const struct msga__mgroup *target(struct msga_pub *pub, uint32_t bit)
+static struct msga__mgroup *target(struct msga_pub *pub, uint32_t bit)
 {
 	if (pub->unicast)
 		return &pub->dests[bit].g;
@@ -126,6 +131,8 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 
 		if (g->state == MSGA__G_FAILED)
 			return g->status;
+		if (g->state == MSGA__G_REJOINING)
+			return -ENOTCONN; /* lost; rejoining (udep_policy.h) */
 		if (g->state != MSGA__G_READY)
 			return -EAGAIN;
 	}
@@ -142,7 +149,7 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 }
 
 /* Post one datagram of the message in pub->pump_*; 1 if its data is held. */
-static int post_piece(struct msga_pub *pub, const struct msga__mgroup *g,
+static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 		      uint32_t off, uint32_t n, uint32_t flags)
 {
 	const struct msga__topic *t = &pub->topics[pub->big_topic];
@@ -214,7 +221,7 @@ static void pump(struct msga_pub *pub)
 				      (n == left ? MSGA__UDW_LAST : 0));
 
 		if (ret < 0) {
-			msga__udep_kill(pub->mc, ret, 0);
+			msga__udep_kill(pub->mc, ret, 1);
 			pub->pumping = 0;
 			break;
 		}
@@ -249,7 +256,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	if (!big && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
 	if (ret < 0)
-		msga__udep_kill(pub->mc, ret, 0);
+		msga__udep_kill(pub->mc, ret, 1);
 	pub->big_busy = pub->pumping;
 	return ret;
 }
@@ -269,6 +276,32 @@ void msga__mpub_progress(struct msga_pub *pub)
 	if (pub->pumping)
 		pump(pub);
 	pub->big_busy = pub->pumping;
+}
+
+/*
+ * The publisher's endpoint died (a failed send or receive, a device gone):
+ * every group or subscriber it served hears DISCONNECTED with the reason,
+ * and msga_pub_claim()/send return -ENETDOWN from now on.
+ */
+void msga__mpub_on_death(struct msga_pub *pub, int status)
+{
+	struct msga__udep *ep = pub->mc;
+	int told = 0;
+
+	if (pub->unicast)
+		told = msga__upub_drop_all(pub, status);
+	for (uint32_t i = 0; !pub->unicast && i < ep->ngroups; i++) {
+		struct msga__mgroup *g = &ep->groups[i];
+
+		if (g->state == MSGA__G_FAILED)
+			continue;
+		g->state = MSGA__G_FAILED;
+		g->status = status;
+		msga__udep_emit(ep, g, MSGA_EVENT_DISCONNECTED, status);
+		told++;
+	}
+	if (!told) /* nobody to name: the publisher itself is the peer */
+		msga__udep_emit(ep, NULL, MSGA_EVENT_DISCONNECTED, status);
 }
 
 void msga__mpub_on_group(struct msga__mgroup *g, int status)

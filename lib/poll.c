@@ -467,10 +467,7 @@ static void run_timers(struct msga_ctx *ctx, uint64_t now)
 		struct msga__udep *ep = msga__container_of(pos,
 					struct msga__udep, ctx_node);
 
-		if (!ep->unicast || ep->dead)
-			continue;
-		due = ep->pub ? msga__upub_tick(ep->pub, now) :
-				msga__usub_tick(ep, now);
+		due = msga__udep_tick(ep, now); /* (unicast, rejoins) */
 		next = due < next ? due : next;
 	}
 	msga__list_for_each_safe(pos, tmp, &ctx->subs) {

@@ -14,6 +14,7 @@
 
 #include "mcast.h"
 #include "pubsub.h"
+#include "udep_policy.h"
 #include "topic.h"
 
 #define PUB_ATTR_MIN_SIZE \
@@ -108,6 +109,12 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		return -EINVAL;
 	mcast = attr->uri && !strncmp(attr->uri, "mcast://", 8);
 	ud = attr->uri && !strncmp(attr->uri, "ud://", 5);
+	if ((mcast || ud) && attr->size >= offsetof(struct msga_pub_attr,
+			max_datagram) + sizeof(attr->max_datagram) &&
+	    msga__dgram_check(attr->max_datagram))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+				      "max_datagram %u is below %u",
+				      attr->max_datagram, MSGA_DATAGRAM_MIN);
 	if (!mcast && !ud && msga__parse_uri(attr->uri, &ss))
 		return msga__ctx_fail(ctx, -EINVAL,
 				      "msga_pub_create: bad uri '%s'",
@@ -120,6 +127,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	pub->flags = attr->flags;
 	pub->on_event = attr->on_event;
 	pub->user = attr->user;
+	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
+			  sizeof(attr->max_datagram))
+		pub->max_datagram = attr->max_datagram;
 	msga__list_init(&pub->conns);
 	msga__list_add_tail(&ctx->pubs, &pub->ctx_node);
 	ret = pub_alloc(pub);

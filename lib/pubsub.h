@@ -218,6 +218,7 @@ struct msga_pub {
 	struct msga__mcast_range mc_range;
 	uint64_t origin;
 	uint32_t frag;                  /* fragment payload */
+	uint32_t max_datagram;          /* msga_pub_attr's; 0: the MTU's */
 	int pumping;                    /* a fragmented message is going out */
 	const char *pump_data;
 	uint32_t pump_off, pump_lkey;

@@ -25,14 +25,14 @@
 #include "topic.h"
 
 /* One control datagram (no payload) to a peer. 0, or -EAGAIN when full. */
-int msga__udep_send_ctl(struct msga__udep *ep, const struct msga__mgroup *to,
+int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
 			uint8_t type, const char *pattern)
 {
 	struct msga__udw_hdr h = { .type = type,
 				   .topic_len = (uint8_t)strlen(pattern) };
 	uint32_t hl;
 
-	if (!to->ah || msga__udep_sq_room(ep) < 1)
+	if (!to->ah || to->retiring || msga__udep_sq_room(ep) < 1)
 		return -EAGAIN;
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, pattern);
 	return msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0);
@@ -87,14 +87,36 @@ static void dest_emit(struct msga_pub *pub, struct msga__udest *d,
 		pub->on_event(&ev, pub->user);
 }
 
+/*
+ * Forget a subscriber. Its AH goes once the sends queued to it complete
+ * (udep.c, dst_put): destroyed under them, they would fail, and a failed
+ * send takes the whole endpoint, every other subscriber's feed with it.
+ * The slot is not reused until then.
+ */
 static void dest_drop(struct msga_pub *pub, struct msga__udest *d, int status)
 {
 	d->used = 0;
 	pub->ndests--;
-	if (d->g.ah)
+	if (d->g.inflight) {
+		d->g.retiring = 1;
+	} else if (d->g.ah) {
 		ibv_destroy_ah(d->g.ah);
-	d->g.ah = NULL;
+		d->g.ah = NULL;
+	}
 	dest_emit(pub, d, MSGA_EVENT_DISCONNECTED, status);
+}
+
+/* The endpoint died: every subscriber is gone, and each is told. */
+int msga__upub_drop_all(struct msga_pub *pub, int status)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; pub->dests && i < MSGA__UD_DESTS_MAX; i++)
+		if (pub->dests[i].used) {
+			dest_drop(pub, &pub->dests[i], status);
+			n++;
+		}
+	return n;
 }
 
 /* The subscriber a datagram came from: its slot, a free one, or NULL. */
@@ -108,7 +130,7 @@ static struct msga__udest *dest_find(struct msga_pub *pub,
 		struct msga__udest *d = &pub->dests[i];
 
 		if (!d->used) {
-			if (!free_d)
+			if (!free_d && !d->g.retiring)
 				free_d = d;
 			continue;
 		}
@@ -130,6 +152,7 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	d->g.qpn = wc->src_qp;
 	d->g.qkey = RDMA_UDP_QKEY;
 	d->g.state = MSGA__G_READY;
+	d->g.counted = 1;
 	d->src_qp = wc->src_qp;
 	d->gid = ah->grh.dgid;
 	d->lid = ah->dlid;
@@ -190,7 +213,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	}
 repost:
 	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
-		msga__udep_kill(ep, -EIO, 0);
+		msga__udep_kill(ep, -EIO, 1);
 }
 
 /* Bits of the subscribers whose pattern matches topic_id. */

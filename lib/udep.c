@@ -13,6 +13,7 @@
 
 #include "mcast.h"
 #include "pubsub.h"
+#include "udep_policy.h"
 
 static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
@@ -92,7 +93,8 @@ static int udep_alloc(struct msga__udep *ep)
 	}
 	if (ep->sq_depth) {
 		ep->tx_tag = calloc(ep->sq_depth, sizeof(*ep->tx_tag));
-		if (!ep->tx_tag)
+		ep->tx_dst = calloc(ep->sq_depth, sizeof(*ep->tx_dst));
+		if (!ep->tx_tag || !ep->tx_dst)
 			return -ENOMEM;
 		ep->hdr_buf = msga__reg_buf(ctx, (size_t)ep->sq_depth *
 				      MSGA__UD_HDR_SLOT, &ep->hdr_mr);
@@ -210,7 +212,8 @@ int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx)
 		.length = ep->rx_slot,
 		.lkey = ep->rx_mr->lkey,
 	};
-	struct ibv_recv_wr wr = { .wr_id = idx, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr wr = { .wr_id = MSGA__UD_WR_RECV | idx,
+				  .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
 	return -ibv_post_recv(ep->qp, &wr, &bad);
@@ -231,7 +234,7 @@ char *msga__udep_hdr_slot(struct msga__udep *ep)
  * slot's header buffer, then len bytes of data. Inline when it fits;
  * otherwise tag says what stays referenced until a signalled completion.
  */
-int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
+int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 		    uint32_t hdr_len, const void *data, uint32_t len,
 		    uint32_t lkey, int32_t tag, int force_signal)
 {
@@ -254,7 +257,7 @@ int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
 		wr.send_flags |= IBV_SEND_INLINE;
 		tag = MSGA__TAG_NONE;
 	}
-	if (force_signal || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
+	if (force_signal || ep->nparked || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
 	    ep->tx_seq + 1 - ep->tx_done >= ep->sq_depth) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		ep->unsig = 0;
@@ -263,44 +266,122 @@ int msga__udep_send(struct msga__udep *ep, const struct msga__mgroup *g,
 	if (ret)
 		return -ret;
 	ep->tx_tag[pos] = tag;
+	ep->tx_dst[pos] = g->counted ? g : NULL;
+	if (g->counted)
+		g->inflight++;
 	ep->tx_seq++;
 	return 0;
+}
+
+/* A send to a counted destination is done: the last one frees its AH. */
+static void dst_put(struct msga__mgroup *g)
+{
+	if (--g->inflight || !g->retiring)
+		return;
+	ibv_destroy_ah(g->ah);
+	g->ah = NULL;
+	g->retiring = 0;
+}
+
+/* Free the replaced group AHs no queued send can use any more. */
+static void unpark(struct msga__udep *ep, int all)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < ep->nparked; i++) {
+		struct msga__parked_ah *p = &ep->parked[i];
+
+		if (all || ep->tx_done >= p->until_seq)
+			ibv_destroy_ah(p->ah);
+		else
+			ep->parked[kept++] = *p;
+	}
+	ep->nparked = kept;
 }
 
 static void tx_done(struct msga__udep *ep, uint64_t wr_seq)
 {
 	for (; ep->tx_done <= wr_seq && ep->tx_done < ep->tx_seq;
 	     ep->tx_done++) {
-		int32_t *tag = &ep->tx_tag[ep->tx_done % ep->sq_depth];
+		uint32_t pos = ep->tx_done % ep->sq_depth;
+		int32_t *tag = &ep->tx_tag[pos];
 
 		if (*tag != MSGA__TAG_NONE && ep->pub)
 			msga__mpub_tag_done(ep->pub, *tag);
 		*tag = MSGA__TAG_NONE;
+		if (ep->tx_dst[pos])
+			dst_put(ep->tx_dst[pos]);
+		ep->tx_dst[pos] = NULL;
 	}
+	if (ep->nparked)
+		unpark(ep, 0);
 }
 
+/*
+ * A datagram longer than the receive buffer (a sender with a larger MTU
+ * or datagram size than ours): dropped and counted, never fatal, since
+ * any peer on the group can send one.
+ */
+static int recv_too_long(const struct ibv_wc *wc)
+{
+	return wc->status == IBV_WC_LOC_LEN_ERR;
+}
+
+static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
+		    uint64_t now_ns)
+{
+	uint32_t idx = (uint32_t)(wc->wr_id & ~MSGA__UD_WR_RECV);
+
+	if (ep->dead || idx >= ep->rx_depth)
+		return; /* flushed: the ring goes with the endpoint */
+	if (recv_too_long(wc)) {
+		if (ep->sub)
+			ep->sub->st.oversize++;
+		if (msga__udep_post_recv(ep, idx))
+			msga__udep_kill(ep, -EIO, 1);
+		return;
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		msga__udep_kill(ep, -EIO, 1);
+		return;
+	}
+	if (ep->pub)
+		msga__upub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
+	else
+		msga__msub_on_recv(ep, &ep->rx_slots[idx], wc->byte_len,
+				   now_ns);
+}
+
+/*
+ * Only wr_id tells a send from a receive: an error completion's opcode is
+ * undefined. A failed send (a flush after a death included) still frees
+ * its slot and the buffers it held.
+ */
 static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		    uint64_t now_ns)
 {
-	if (ep->dead)
-		return;
-	if (wc->opcode & IBV_WC_RECV) {
-		if (wc->status != IBV_WC_SUCCESS) {
-			msga__udep_kill(ep, -EIO, 1);
-			return;
-		}
-		if (ep->pub)
-			msga__upub_on_recv(ep, &ep->rx_slots[wc->wr_id], wc,
-					   now_ns);
-		else
-			msga__msub_on_recv(ep, &ep->rx_slots[wc->wr_id],
-					   wc->byte_len, now_ns);
+	if (wc->wr_id & MSGA__UD_WR_RECV) {
+		recv_wc(ep, wc, now_ns);
 		return;
 	}
-	/* A failed UD send still frees its slot; the QP is in error then. */
 	tx_done(ep, wc->wr_id);
 	if (wc->status != IBV_WC_SUCCESS)
 		msga__udep_kill(ep, -EIO, 1);
+}
+
+/* A dead endpoint is drained until its last send is back. */
+static int udep_busy(const struct msga__udep *ep)
+{
+	return !ep->dead || ep->tx_done != ep->tx_seq;
+}
+
+/* A publisher's endpoint died: say so from the poll, not from a commit. */
+static void report_death(struct msga__udep *ep)
+{
+	if (!ep->death_pending)
+		return;
+	ep->death_pending = 0;
+	msga__mpub_on_death(ep->pub, ep->death_status);
 }
 
 int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
@@ -308,7 +389,8 @@ int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 	struct ibv_wc wc[32];
 	int done = 0, n;
 
-	while (ep->cq && !ep->dead && done < budget) {
+	report_death(ep);
+	while (ep->cq && udep_busy(ep) && done < budget) {
 		n = ibv_poll_cq(ep->cq, budget - done < 32 ? budget - done : 32,
 				wc);
 		if (n < 0) {
@@ -349,6 +431,27 @@ void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		cb(&ev, user);
 }
 
+/*
+ * A rejoined group's old AH: sends queued before may still use it, so it
+ * is freed when they are done (unpark), or now when none is queued.
+ */
+static int park_ah(struct msga__udep *ep, struct ibv_ah *ah)
+{
+	struct msga__parked_ah *grown;
+
+	if (ep->tx_done == ep->tx_seq) {
+		ibv_destroy_ah(ah);
+		return 0;
+	}
+	grown = realloc(ep->parked, (ep->nparked + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	ep->parked = grown;
+	ep->parked[ep->nparked++] = (struct msga__parked_ah){
+		.ah = ah, .until_seq = ep->tx_seq };
+	return 0;
+}
+
 static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 {
 	const struct rdma_ud_param *ud = &ev->param.ud;
@@ -356,22 +459,103 @@ static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 
 	if (ep->pub) {
 		struct ibv_ah_attr ah_attr = ud->ah_attr;
+		struct ibv_ah *old = g->ah;
 
 		g->ah = ibv_create_ah(ep->ctx->pd, &ah_attr);
 		if (!g->ah) {
+			g->ah = old;
 			g->state = MSGA__G_FAILED;
 			g->status = msga__neg_errno(ENOMEM);
 			msga__mpub_on_group(g, g->status);
+			return;
+		}
+		if (old && park_ah(ep, old)) {
+			ibv_destroy_ah(g->ah); /* nothing used it yet */
+			g->ah = old;
+			msga__udep_kill(ep, -ENOMEM, 1);
 			return;
 		}
 		g->qpn = ud->qp_num;
 		g->qkey = ud->qkey;
 	}
 	g->state = MSGA__G_READY;
+	g->was_ready = 1;
+	g->rejoin_attempt = 0;
 	if (ep->pub)
 		msga__mpub_on_group(g, 0);
 	else
 		msga__msub_on_group(g, 0);
+}
+
+/* Schedule the next rejoin, or give the group up for good. */
+static void rejoin_later(struct msga__mgroup *g, int status)
+{
+	uint64_t wait = msga__rejoin_delay_ns(g->rejoin_attempt);
+
+	if (wait == UINT64_MAX) {
+		g->state = MSGA__G_FAILED;
+		g->status = status;
+		if (g->ep->pub)
+			msga__mpub_on_group(g, status);
+		else
+			msga__msub_on_group(g, status); /* ends the membership */
+		return;
+	}
+	g->state = MSGA__G_REJOINING;
+	g->status = status;
+	g->rejoin_at_ns = msga__now_ns() + wait;
+	g->rejoin_attempt++;
+}
+
+/*
+ * The fabric dropped a group we had joined (an SM restart, a client
+ * reregister, a port that went away): say so, leave what is left of the
+ * join, and join again with backoff (udep_policy.h).
+ */
+static void group_lost(struct msga__mgroup *g, int status)
+{
+	struct msga__udep *ep = g->ep;
+
+	if (g->joined && !rdma_leave_multicast(ep->cm,
+					       (struct sockaddr *)&g->addr))
+		g->joined = 0;
+	if (g->state == MSGA__G_READY)
+		msga__udep_emit(ep, g, MSGA_EVENT_DISCONNECTED, status);
+	rejoin_later(g, status);
+}
+
+/* Rejoins due; when the next is (UINT64_MAX: none), for the timer. */
+static uint64_t rejoin_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (uint32_t i = 0; i < ep->ngroups && !ep->dead; i++) {
+		struct msga__mgroup *g = &ep->groups[i];
+		int ret;
+
+		if (g->state != MSGA__G_REJOINING)
+			continue;
+		if (!msga__time_reached(now_ns, g->rejoin_at_ns)) {
+			next = g->rejoin_at_ns < next ? g->rejoin_at_ns : next;
+			continue;
+		}
+		ret = join(g, g->sendonly);
+		if (ret)
+			rejoin_later(g, ret);
+		if (g->state == MSGA__G_REJOINING && g->rejoin_at_ns < next)
+			next = g->rejoin_at_ns;
+	}
+	return next;
+}
+
+uint64_t msga__udep_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	if (ep->dead)
+		return UINT64_MAX;
+	if (ep->unicast)
+		return ep->pub ? msga__upub_tick(ep->pub, now_ns) :
+				 msga__usub_tick(ep, now_ns);
+	return rejoin_tick(ep, now_ns);
 }
 
 static void on_join_error(struct msga__mgroup *g,
@@ -380,14 +564,18 @@ static void on_join_error(struct msga__mgroup *g,
 	struct msga__udep *ep = g->ep;
 
 	/* A send-only join the fabric refused: try as a full member. */
-	if (g->sendonly && !rdma_leave_multicast(ep->cm,
+	if (!g->was_ready && g->sendonly && !rdma_leave_multicast(ep->cm,
 						 (struct sockaddr *)&g->addr)) {
 		g->joined = 0;
 		if (!join(g, 0))
 			return;
 	}
-	g->state = MSGA__G_FAILED;
 	g->status = ev->status < 0 ? ev->status : -ENETUNREACH;
+	if (g->was_ready) {
+		group_lost(g, g->status);
+		return;
+	}
+	g->state = MSGA__G_FAILED;
 	if (ep->pub)
 		msga__mpub_on_group(g, g->status);
 	else
@@ -430,6 +618,40 @@ void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 	}
 }
 
+/* Any address handle of the endpoint's, for a send that goes nowhere. */
+static struct ibv_ah *any_ah(const struct msga__udep *ep)
+{
+	for (uint32_t i = 0; i < ep->ngroups; i++)
+		if (ep->groups[i].ah)
+			return ep->groups[i].ah;
+	for (uint32_t i = 0; ep->pub && ep->pub->dests &&
+			     i < MSGA__UD_DESTS_MAX; i++)
+		if (ep->pub->dests[i].g.ah)
+			return ep->pub->dests[i].g.ah;
+	return ep->peer.ah;
+}
+
+/*
+ * After the QP went to error: sends that already completed unsignalled
+ * give no completion, so one signalled send is posted behind them; its
+ * flush completion retires every send before it (tx_done). With a full
+ * queue the last send is signalled already (msga__udep_send).
+ */
+static void post_flush_marker(struct msga__udep *ep)
+{
+	struct ibv_send_wr wr = { .wr_id = ep->tx_seq, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	wr.wr.ud.ah = any_ah(ep);
+	if (ep->tx_done == ep->tx_seq || msga__udep_sq_room(ep) < 1 ||
+	    !wr.wr.ud.ah || ibv_post_send(ep->qp, &wr, &bad))
+		return;
+	ep->tx_tag[ep->tx_seq % ep->sq_depth] = MSGA__TAG_NONE;
+	ep->tx_dst[ep->tx_seq % ep->sq_depth] = NULL;
+	ep->tx_seq++;
+}
+
 /*
  * Leave every group and stop. The memory stays until msga__udep_free(),
  * because a held message may still point into the receive ring.
@@ -446,10 +668,20 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 			rdma_leave_multicast(ep->cm, (struct sockaddr *)&g->addr);
 		g->joined = 0;
 	}
+	/* Flush the queues: every queued send comes back and frees what it
+	 * held (the endpoint is polled until then). */
+	if (ep->qp && !ibv_modify_qp(ep->qp, &(struct ibv_qp_attr){
+				.qp_state = IBV_QPS_ERR }, IBV_QP_STATE) &&
+	    ep->sq_depth)
+		post_flush_marker(ep);
 	ep->ctx->reap = 1;
 	if (notify && ep->sub)
 		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : &ep->peer,
 				MSGA_EVENT_DISCONNECTED, status);
+	if (notify && ep->pub) {
+		ep->death_status = status ? status : -EIO;
+		ep->death_pending = 1; /* reported by the next poll */
+	}
 }
 
 void msga__udep_free(struct msga__udep *ep)
@@ -462,6 +694,7 @@ void msga__udep_free(struct msga__udep *ep)
 		ibv_destroy_ah(ep->peer.ah);
 	if (ep->qp)
 		rdma_destroy_qp(ep->cm);
+	unpark(ep, 1);
 	if (ep->cq)
 		ibv_destroy_cq(ep->cq);
 	if (ep->cm)
@@ -476,6 +709,8 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->rx_slots);
 	free(ep->hdr_buf);
 	free(ep->tx_tag);
+	free(ep->tx_dst);
+	free(ep->parked);
 	free(ep->groups);
 	free(ep);
 }
