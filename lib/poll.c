@@ -458,9 +458,7 @@ static void run_timers(struct msga_ctx *ctx, uint64_t now)
 		struct msga__conn *c = msga__container_of(pos,
 					struct msga__conn, ctx_node);
 
-		if (c->state != MSGA__C_READY)
-			continue;
-		due = msga__conn_tick(c, now);
+		due = msga__conn_tick(c, now); /* (any state: pubsub.h) */
 		next = due < next ? due : next;
 	}
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {

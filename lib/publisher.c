@@ -7,7 +7,8 @@
  * SENDs of its fan-out (each SEND has its own header in a second SGE), so a
  * publish never copies per subscriber. A message back-pressures (-EAGAIN)
  * unless every matching subscriber has credit: slow subscribers slow the
- * publisher down, they never lose messages.
+ * publisher down, they never lose messages. One that holds the stream up
+ * for the slow-consumer time is dropped instead (slow_consumer.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 #define PUB_ATTR_MIN_SIZE \
 	(offsetof(struct msga_pub_attr, user) + sizeof(void *))
 #define CLAIM_BIG UINT32_MAX
-#define CLAIM_MAGIC 0x6d736761u
 #define CLAIM_INLINE (UINT32_MAX - 1) /* no send buffer (msga_pub_send) */
 
 static int topic_bit(const struct msga__conn *c, uint32_t t)
@@ -68,6 +68,43 @@ static int pub_alloc(struct msga_pub *pub)
 	for (uint32_t i = 0; i < MSGA__PUB_TX_SLOTS; i++)
 		pub->tx_free[i] = MSGA__PUB_TX_SLOTS - 1 - i;
 	pub->tx_nfree = MSGA__PUB_TX_SLOTS;
+	return 0;
+}
+
+/*
+ * The 0.4 fields, which a caller built against 0.3 does not have (its
+ * smaller .size says so): absent or 0 is the default.
+ */
+#define PUB_ATTR_HAS(attr, field) \
+	((attr)->size >= offsetof(struct msga_pub_attr, field) + \
+			 sizeof((attr)->field) && (attr)->field)
+
+static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
+{
+	struct msga_ctx *ctx = pub->ctx;
+
+	pub->slow_ns = MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS *
+		       ctx->peer_timeout_ns;
+	pub->max_conns = MSGA_PUB_CONNS_DEFAULT;
+	if (PUB_ATTR_HAS(attr, slow_consumer_ms)) {
+		if (attr->slow_consumer_ms < MSGA_PEER_TIMEOUT_MIN_MS ||
+		    attr->slow_consumer_ms > MSGA_PEER_TIMEOUT_MAX_MS)
+			return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+					      "slow_consumer_ms %u is not 0 "
+					      "or %u to %u",
+					      attr->slow_consumer_ms,
+					      MSGA_PEER_TIMEOUT_MIN_MS,
+					      MSGA_PEER_TIMEOUT_MAX_MS);
+		pub->slow_ns = (uint64_t)attr->slow_consumer_ms * 1000000u;
+	}
+	if (PUB_ATTR_HAS(attr, max_conns)) {
+		if (attr->max_conns > MSGA_PUB_CONNS_MAX)
+			return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+					      "max_conns %u is above %u",
+					      attr->max_conns,
+					      MSGA_PUB_CONNS_MAX);
+		pub->max_conns = attr->max_conns;
+	}
 	return 0;
 }
 
@@ -132,7 +169,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		pub->max_datagram = attr->max_datagram;
 	msga__list_init(&pub->conns);
 	msga__list_add_tail(&ctx->pubs, &pub->ctx_node);
-	ret = pub_alloc(pub);
+	ret = pub_limits(pub, attr);
+	if (!ret)
+		ret = pub_alloc(pub);
 	if (!ret)
 		ret = mcast ? msga__mpub_create(pub, attr->uri) :
 		      ud ? msga__upub_create(pub, attr->uri) :
@@ -218,9 +257,19 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
 	    peer.slot_size < MSGA__DATA_SLOT)
 		return reject(id);
+	if (pub->nconns >= pub->max_conns) {
+		/* Before anything is allocated: a flood costs us nothing. */
+		pub->conns_refused++;
+		msga__ctx_fail(pub->ctx, -ECONNREFUSED, "publisher: max_conns "
+			       "(%u) reached, %llu connection(s) refused",
+			       pub->max_conns,
+			       (unsigned long long)pub->conns_refused);
+		return reject(id);
+	}
 	c = msga__conn_new(pub->ctx, &geom);
 	if (!c)
 		return reject(id);
+	pub->nconns++;
 	c->pub = pub;
 	c->cm = id;
 	id->context = c;
@@ -247,6 +296,7 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	    rdma_accept(id, &param)) {
 		rdma_reject(id, NULL, 0);
 		c->state = MSGA__C_DEAD;
+		pub->nconns--;
 		msga__conn_free(c);
 	}
 }
@@ -387,6 +437,7 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 
 void msga__pub_conn_gone(struct msga__conn *c)
 {
+	c->pub->nconns--;
 	if (c->was_ready)
 		c->pub->nready--;
 	solo_update(c->pub);
@@ -454,13 +505,30 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 }
 
 /*
+ * c has no room for what a publish needs of it: it holds up the stream
+ * from now on, until it has room (slow_consumer.h). *now is read once per
+ * publish, and only when something blocks it.
+ */
+static void held_up_by(struct msga_pub *pub, struct msga__conn *c,
+		       uint64_t *now)
+{
+	if (!*now)
+		*now = msga__now_ns();
+	msga__slow_blocked(&c->slow, *now, pub->slow_ns);
+}
+
+/*
  * Every matching subscriber can take a data message now, and still could
  * after a poll flushed its open batch: a claim's room must
  * survive until commit (msga__conn_can_ctl keeps control messages off it).
+ * Each one that cannot is marked as holding up the stream, so that all
+ * of them, not only the first, start their slow-consumer time now.
  */
 static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
 {
 	struct msga__list *pos, *tmp;
+	uint64_t now = 0;
+	int blocked = 0;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
 		struct msga__conn *c = own_conn(pos);
@@ -469,14 +537,38 @@ static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
 		if (c->state != MSGA__C_READY)
 			continue;
 		ret = c->ann < pub->ntopics ? conn_announce(pub, c) : 0;
-		if (ret == -EAGAIN)
-			return ret;
-		if (ret || !topic_bit(c, topic_id))
-			continue;
-		if (!msga__conn_can_data(c))
-			return -EAGAIN;
+		if (ret == -EAGAIN ||
+		    (!ret && topic_bit(c, topic_id) &&
+		     !msga__conn_can_data(c))) {
+			held_up_by(pub, c, &now);
+			blocked = 1;
+		}
 	}
-	return 0;
+	return blocked ? -EAGAIN : 0;
+}
+
+/*
+ * The other two waits of a publish: a big message still going out, and
+ * no free send buffer. Each is held up by subscribers without room: for
+ * the big message's next fragment, or for the signalled message that
+ * would give back the send buffers their unsignalled sends still hold.
+ */
+static void note_holders(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+	uint64_t now = 0;
+
+	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+		struct msga__conn *c = own_conn(pos);
+
+		if (c->state != MSGA__C_READY)
+			continue;
+		if ((pub->big_busy && c->big_active &&
+		     c->big_off < pub->big_len && !msga__conn_can_data(c)) ||
+		    (!pub->tx_nfree && c->unsig_tagged &&
+		     !msga__conn_can_ctl(c)))
+			held_up_by(pub, c, &now);
+	}
 }
 
 static int big_buffer(struct msga_pub *pub)
@@ -490,11 +582,15 @@ static int big_buffer(struct msga_pub *pub)
 /*
  * Room for a message of len bytes on every matching subscriber (and a send
  * buffer, if it needs one): -EAGAIN when there is none yet, or with
- * MSGA_PUB_BLOCK poll until there is. The one wait of claim and send.
+ * MSGA_PUB_BLOCK poll until there is. The one wait of claim and send, and
+ * a bounded one: subscribers holding it up are dropped within the
+ * slow-consumer time, so after twice that it ends with -ETIMEDOUT.
  */
 static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 		    int need_buf)
 {
+	uint64_t give_up = 0, now;
+
 	for (;;) {
 		int ret = pub->big_busy ? -EAGAIN :
 			  pub->mc ? msga__mpub_ready(pub, topic_id, len) :
@@ -502,8 +598,20 @@ static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 
 		if (!ret && need_buf && !pub->tx_nfree)
 			ret = -EAGAIN;
+		if (ret == -EAGAIN && !pub->mc)
+			note_holders(pub);
 		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
 			return ret;
+		now = msga__now_ns();
+		if (!give_up)
+			give_up = now + msga__slow_wait_ns(pub->slow_ns);
+		else if (now >= give_up)
+			return msga__ctx_fail(pub->ctx, -ETIMEDOUT,
+					      "msga_pub_claim/send: no room "
+					      "for %llu ms",
+					      (unsigned long long)
+					      (msga__slow_wait_ns(pub->slow_ns) /
+					       1000000u));
 		/* (from a callback of this context: -EDEADLK) */
 		ret = msga_ctx_poll(pub->ctx, 64);
 		if (ret < 0)
@@ -531,28 +639,45 @@ MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 		if (ret)
 			return ret;
 		slot = CLAIM_BIG;
-		claim->data = pub->big_buf;
+		pub->claim.data = pub->big_buf;
 	} else {
 		slot = pub->tx_free[--pub->tx_nfree];
 		if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2)
 			msga__pub_work(pub); /* flush_unsignalled's turn */
-		claim->data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
+		pub->claim.data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
 	}
+	pub->claim.slot = slot;
+	pub->claim.topic = topic_id;
+	pub->claim.len = (uint32_t)len;
+	/* (never 0: a committed claim's priv_[1] is zeroed) */
+	if (++pub->claim.gen == 0)
+		pub->claim.gen = 1;
+	pub->claimed = 1;
+	claim->data = pub->claim.data;
 	claim->len = len;
 	claim->topic_id = topic_id;
 	claim->priv_[0] = slot;
-	claim->priv_[1] = CLAIM_MAGIC;
-	claim->priv_[2] = (uint32_t)len;
-	pub->claimed = 1;
+	claim->priv_[1] = pub->claim.gen;
+	claim->priv_[2] = 0;
 	return 0;
 }
 
+/*
+ * claim is the outstanding claim, as msga_pub_claim() filled it in (len
+ * may have shrunk): anything else is refused and changes nothing, so a
+ * stale claim, one committed twice, or one whose data or topic were
+ * changed can neither send foreign memory nor skip the room check.
+ */
 static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 {
-	return pub && claim && pub->claimed &&
-	       claim->priv_[1] == CLAIM_MAGIC &&
-	       claim->len <= claim->priv_[2] &&
-	       topic_ok(pub, claim->topic_id);
+	const struct msga__claim_rec *rec;
+
+	if (!pub || !claim || !pub->claimed)
+		return 0;
+	rec = &pub->claim;
+	return claim->priv_[0] == rec->slot && claim->priv_[1] == rec->gen &&
+	       claim->data == rec->data && claim->topic_id == rec->topic &&
+	       claim->len <= rec->len;
 }
 
 /*
@@ -707,33 +832,36 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
+	/* From here on only the publisher's own record (claim_ok). */
+	struct msga_claim mine;
 	uint32_t slot;
 	int ret;
 
 	if (!claim_ok(pub, claim))
 		return -EINVAL;
-	slot = claim->priv_[0];
+	mine = (struct msga_claim){ .data = pub->claim.data, .len = claim->len,
+				    .topic_id = pub->claim.topic };
+	slot = pub->claim.slot;
 	claim->priv_[1] = 0;
 	pub->claimed = 0;
 	if (pub->mc)
-		return msga__mpub_commit(pub, claim, slot, slot == CLAIM_BIG);
+		return msga__mpub_commit(pub, &mine, slot, slot == CLAIM_BIG);
 	if (slot == CLAIM_BIG)
-		return commit_big(pub, claim);
-	ret = solo_send(pub, claim->topic_id, claim->data, claim->len);
+		return commit_big(pub, &mine);
+	ret = solo_send(pub, mine.topic_id, mine.data, mine.len);
 	if (ret >= 0) {
 		msga__pub_slot_put(pub, slot); /* (copied: the post was inline) */
 		return ret;
 	}
-	return commit_small(pub, slot, claim->topic_id, claim->data,
-			    claim->len);
+	return commit_small(pub, slot, mine.topic_id, mine.data, mine.len);
 }
 
 MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
 {
 	if (!claim_ok(pub, claim))
 		return -EINVAL;
-	if (claim->priv_[0] != CLAIM_BIG)
-		msga__pub_slot_put(pub, claim->priv_[0]);
+	if (pub->claim.slot != CLAIM_BIG)
+		msga__pub_slot_put(pub, pub->claim.slot);
 	claim->priv_[1] = 0;
 	pub->claimed = 0;
 	return 0;

@@ -20,6 +20,7 @@
 #include "mcast_map.h"
 #include "reasm.h"
 #include "ring.h"
+#include "slow_consumer.h"
 #include "ud_stream.h"
 
 /* Receive and send geometry, per connection. */
@@ -139,6 +140,7 @@ struct msga__conn {
 	struct ibv_mr *ctl_mr;
 	struct msga__credit cr;
 	struct msga__liveness live;    /* keepalives, peer timeout */
+	uint64_t setup_deadline_ns;    /* not ready by then: dropped; 0 unset */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -151,6 +153,7 @@ struct msga__conn {
 	uint32_t bat_head, bat_tail;   /* buffers sent / known complete */
 	uint32_t bat_len;              /* bytes in the open batch */
 	uint32_t bat_open;             /* 1: open batch holds one credit */
+	struct msga__slow_consumer slow; /* holding up the stream? */
 
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];
@@ -182,6 +185,19 @@ struct msga__topic {
 	uint8_t name_len;
 };
 
+/*
+ * The outstanding claim as msga_pub_claim() made it. The caller's struct
+ * msga_claim is the caller's memory: commit and abort check it against
+ * this and use this, so a changed claim is refused, not followed.
+ */
+struct msga__claim_rec {
+	char *data;                    /* in tx_buf or big_buf */
+	uint32_t slot;                 /* tx slot, or CLAIM_BIG (publisher.c) */
+	uint32_t topic;
+	uint32_t len;                  /* the most commit may send */
+	uint32_t gen;                  /* tells this claim from earlier ones */
+};
+
 struct msga_pub {
 	int kind;                      /* MSGA__K_LISTENER */
 	struct msga__list ctx_node;
@@ -193,6 +209,10 @@ struct msga_pub {
 	struct msga__list conns;
 	uint32_t next_id;
 	int nready;
+	uint32_t nconns;               /* not dead yet, handshakes included */
+	uint32_t max_conns;            /* msga_pub_attr.max_conns */
+	uint64_t conns_refused;        /* requests over max_conns */
+	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
 	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;
 	uint32_t ntopics;
@@ -203,7 +223,8 @@ struct msga_pub {
 	uint16_t *tx_ref;
 	uint32_t *tx_free;
 	uint32_t tx_nfree;
-	int claimed;                   /* a claim is outstanding */
+	int claimed;                   /* a claim is outstanding: ... */
+	struct msga__claim_rec claim;  /* ... what it was given */
 
 	/* one message larger than a fragment at a time */
 	char *big_buf;
@@ -304,9 +325,11 @@ void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
 void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		      uint16_t role);
 /*
- * A ready connection's liveness tick at now (liveness.h): a keepalive if
- * nothing went out for an interval, the end of a peer silent for the
- * timeout. Returns when the next tick is due (UINT64_MAX: never).
+ * A connection's timers at now, in any state. Ready: liveness (liveness.h),
+ * a keepalive if nothing went out for an interval, the end of a peer
+ * silent for the timeout, and on a publisher the slow-consumer rule
+ * (slow_consumer.h). Not ready yet: the end of a handshake that took the
+ * peer timeout. Returns when the next tick is due (UINT64_MAX: never).
  */
 uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
 

@@ -41,11 +41,54 @@ static int conn_can_keepalive(const struct msga__conn *c)
 					      (claim ? 2u : 0u);
 }
 
+/*
+ * Every state before READY has the peer timeout from when we first see
+ * it: address and route resolution, connect, accept, and a publisher's
+ * wait for the SUBSCRIBE. A peer that completes the handshake and then
+ * says nothing would otherwise keep a queue pair and pinned buffers for
+ * good. (DEAD lasts until the reaper runs, or the user releases what it
+ * holds.)
+ */
+static uint64_t conn_setup_tick(struct msga__conn *c, uint64_t now)
+{
+	if (c->state == MSGA__C_DEAD)
+		return UINT64_MAX;
+	if (!c->setup_deadline_ns)
+		c->setup_deadline_ns = now + c->ctx->peer_timeout_ns;
+	if (now < c->setup_deadline_ns)
+		return c->setup_deadline_ns;
+	msga__conn_kill(c, -ETIMEDOUT, 1);
+	return UINT64_MAX;
+}
+
+/*
+ * A publisher's subscriber that has held up the stream for the whole
+ * slow-consumer time is dropped (slow_consumer.h), so that the others go
+ * on: room for a data message is what a publish needs of it.
+ */
+static uint64_t conn_slow_tick(struct msga__conn *c, uint64_t now)
+{
+	uint64_t next;
+
+	if (msga__slow_check(&c->slow, now, msga__conn_can_data(c),
+			     c->pub->slow_ns, &next) == MSGA__SLOW_DROP)
+		msga__conn_kill(c, -ENOBUFS, 1);
+	return next;
+}
+
 uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 {
 	struct msga_ctx *ctx = c->ctx;
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
-	uint64_t next;
+	uint64_t next, slow_next = UINT64_MAX;
+
+	if (c->state != MSGA__C_READY)
+		return conn_setup_tick(c, now);
+	if (c->pub) {
+		slow_next = conn_slow_tick(c, now);
+		if (c->state == MSGA__C_DEAD)
+			return UINT64_MAX;
+	}
 
 	switch (msga__liveness_tick(&c->live, now, conn_rx_count(c),
 				    c->tx_seq, conn_peer_may_wait(c),
@@ -64,5 +107,7 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 	case MSGA__LIVE_OK:
 		break;
 	}
-	return c->state == MSGA__C_DEAD ? UINT64_MAX : next;
+	if (c->state == MSGA__C_DEAD)
+		return UINT64_MAX;
+	return slow_next < next ? slow_next : next;
 }
