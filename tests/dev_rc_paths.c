@@ -411,12 +411,13 @@ Test(rc_paths, data_is_aligned_on_every_path_and_stale_holds_fail,
 	dp_connect(sub_with(cs, "align", MSGA_SUB_NO_RING, align_on_msg,
 			    (struct dp_rec *)&send_a), pub, both, 2, 2);
 	for (int round = 0; round < 3; round++) {
-		/* every size to 300, some fragments, polled as we go */
-		for (size_t len = 0; len <= 300; len++)
+		/* every size from 16 (dp_fill's least) to 300, a large
+		 * message, polled as we go */
+		for (size_t len = 16; len <= 300; len++)
 			dp_send(pub, t, ++seq, len, both, 2);
 		dp_send(pub, t, ++seq, 2 * MSGA_FRAG_MAX + 7, both, 2);
 		/* a burst the subscriber is not polled for: BATCHes */
-		for (size_t len = 1; len < 120; len++) {
+		for (size_t len = 16; len < 136; len++) {
 			struct msga_claim c;
 
 			if (msga_pub_claim(pub, t, len, &c))
