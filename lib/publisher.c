@@ -253,6 +253,7 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	struct msga__wire_hello peer, mine;
 	uint8_t buf[MSGA__WIRE_HELLO_LEN];
 	struct msga__conn *c;
+	uint32_t ring_size;
 
 	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
 	    peer.slot_size < MSGA__DATA_SLOT)
@@ -278,11 +279,12 @@ void msga__pub_on_connect_request(struct msga_pub *pub,
 	msga__list_add_tail(&pub->conns, &c->own_node);
 	msga__conn_peer_name(c);
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
-	if (peer.ring_size && msga__ring_size_ok(peer.ring_size) &&
+	ring_size = msga__ring_offered_size(peer.ring_size);
+	if (ring_size && msga__ring_size_ok(ring_size) &&
 	    c->ctx->dev_attr.max_sge >= 3) {
 		c->ring = 1;
 		msga__ring_tx_setup(c, peer.ring_addr, peer.ring_rkey,
-				    peer.ring_size);
+				    ring_size);
 	}
 	msga__conn_hello(c, &mine, 1);
 	msga__wire_hello_put(buf, &mine);

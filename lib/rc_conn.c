@@ -282,11 +282,11 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		.slot_size = c->rx_slot,
 	};
 	if (c->ring && c->sub) {
-		h->ring_addr = (uintptr_t)c->ring_buf;
+		h->ring_addr = (uintptr_t)c->rr.buf;
 		h->ring_rkey = c->ring_mr->rkey;
-		h->ring_size = c->rr.size;
+		h->ring_size = msga__ring_offer(c->rr.size);
 	} else if (c->ring) {
-		h->ring_size = c->rw.size; /* accepted */
+		h->ring_size = msga__ring_offer(c->rw.size); /* accepted */
 	}
 }
 
@@ -382,6 +382,7 @@ void msga__conn_free(struct msga__conn *c)
 	free(c->ctl_buf);
 	free(c->bat_buf);
 	free(c->ring_buf);
+	msga__ring_reader_fini(&c->rr);
 	msga__rs_free_all(c);
 	free(c->rx_slots);
 	free(c->tx_tag);

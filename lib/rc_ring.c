@@ -22,15 +22,33 @@
 #include "byteorder.h"
 #include "pubsub.h"
 
+/*
+ * The ring is registered for remote writes WITHOUT
+ * IBV_ACCESS_RELAXED_ORDERING, and must stay so: the reader takes a
+ * record as whole when its trailer, the WRITE's last bytes, is visible,
+ * which holds only if the device places a WRITE's bytes in ascending
+ * address order (ring.h, ORDERING). Relaxed ordering lets the PCIe root
+ * complex reorder those stores. The ring starts MSGA__RING_BASE_SKEW
+ * bytes into a page-aligned buffer, so that every payload is 16-byte
+ * aligned (ring.h).
+ */
+#define RING_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+_Static_assert(!(RING_ACCESS & IBV_ACCESS_RELAXED_ORDERING),
+	       "the ring relies on a WRITE's bytes landing in order");
+
 int msga__ring_rx_setup(struct msga__conn *c)
 {
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	int ret;
 
-	c->ring_buf = msga__reg_buf_access(c->ctx, MSGA__SUB_RING_SIZE, access,
+	c->ring_buf = msga__reg_buf_access(c->ctx, MSGA__SUB_RING_SIZE +
+					   MSGA__RING_ALIGN, RING_ACCESS,
 					   &c->ring_mr);
 	if (!c->ring_buf)
 		return msga__neg_errno(ENOMEM);
-	msga__ring_reader_init(&c->rr, c->ring_buf, MSGA__SUB_RING_SIZE);
+	ret = msga__ring_reader_init(&c->rr, c->ring_buf + MSGA__RING_BASE_SKEW,
+				     MSGA__SUB_RING_SIZE);
+	if (ret)
+		return ret;
 	c->ring_slot = (struct msga__rxslot){ .conn = c, .idx = MSGA__SLOT_RING };
 	return 0;
 }
@@ -77,7 +95,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	/* (a control payload, a TOPIC's name, sits after a long head) */
 	head = msga__ring_head_len(&c->rw, h, plen);
 	msga__ring_place(&c->rw, head, plen, &p);
-	pad = p.rec - head - plen - MSGA__RING_TRAILER;
+	pad = p.len - head - plen - MSGA__RING_TRAILER;
 	msga__ring_head_put(hb, head, plen, h);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_TRAILER, p.stamp);
 	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, head + ctl_len, lkey };
@@ -90,7 +108,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	wr[1].send_flags = 0;
 	wr[1].wr.rdma.remote_addr = c->rw.addr + p.off;
 	if (!p.pad_len)
-		return msga__conn_post(c, &wr[1], 1, p.rec, tag, force_signal);
+		return msga__conn_post(c, &wr[1], 1, p.len, tag, force_signal);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD,
 		    MSGA__RING_PAD_BIT | p.pad_len);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD + 8, p.pad_stamp);
@@ -98,7 +116,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 					   MSGA__RING_PAD_LEN, lkey };
 	wr[0].send_flags = 0;
 	wr[0].wr.rdma.remote_addr = c->rw.addr + p.pad_off;
-	return msga__conn_post(c, wr, 2, p.rec, tag, force_signal);
+	return msga__conn_post(c, wr, 2, p.len, tag, force_signal);
 }
 
 /*
@@ -210,10 +228,7 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 			   ring_poll_one(c, &now) <= 0) {
 			break;
 		}
-		if (c->ring_slot.held)
-			msga__ring_free(&c->rr);
-		else
-			msga__ring_free_all(&c->rr);
+		msga__ring_free(&c->rr);
 		done++;
 	}
 	/* Only reading frees (besides a release): an idle poll stays cheap. */

@@ -2,6 +2,7 @@
 /* ring.c - the record and flow-control rules described in ring.h. */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
 
 #include "byteorder.h"
 #include "ring.h"
@@ -12,19 +13,17 @@ int msga__ring_size_ok(uint32_t size)
 	       size < MSGA__RING_PAD_BIT;
 }
 
+uint32_t msga__ring_offered_size(uint32_t offer)
+{
+	return offer & MSGA__RING_OFFER_FMT2 ? offer & ~MSGA__RING_OFFER_FMT2
+					     : 0;
+}
+
 void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
 			    uint32_t rkey, uint32_t size)
 {
 	*w = (struct msga__ring_writer){ .addr = addr, .rkey = rkey,
 					 .size = size };
-}
-
-/* A (non-PAD) record's bytes, before the rule about the ring's end. */
-static uint32_t rec_size_of(uint32_t word)
-{
-	uint32_t plen, head = msga__ring_head_len_of(word, &plen);
-
-	return msga__ring_rec_size(head, plen);
 }
 
 uint32_t msga__ring_head_len(struct msga__ring_writer *w,
@@ -61,8 +60,9 @@ void msga__ring_place(struct msga__ring_writer *w, uint32_t head_len,
 		off = 0;
 	}
 	p->off = off;
-	p->rec = msga__ring_rec_at(w->size, off, rec);
-	p->stamp = msga__ring_advance(w, off, p->rec);
+	p->rec = rec;
+	p->len = msga__ring_trailer_off(head_len, plen) + MSGA__RING_TRAILER;
+	p->stamp = msga__ring_advance(w, off, rec);
 }
 
 int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed)
@@ -75,11 +75,29 @@ int msga__ring_on_report(struct msga__ring_writer *w, uint32_t freed)
 	return 0;
 }
 
-void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
-			    uint32_t size)
+/* The hold bitmap: one bit per 16 ring bytes, in 64-bit words. */
+static uint32_t held_words(uint32_t size)
 {
+	return (size / MSGA__RING_ALIGN + 63) / 64;
+}
+
+int msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
+			   uint32_t size)
+{
+	if (!msga__ring_size_ok(size) ||
+	    ((uintptr_t)buf + MSGA__RING_SHORT_HEAD) % MSGA__RING_ALIGN)
+		return -EINVAL;
 	*r = (struct msga__ring_reader){ .buf = buf, .size = size,
-					 .stamp = msga__ring_stamp(0) };
+					 .stamp = msga__ring_stamp(0),
+					 .cur_payload = MSGA__RING_NO_PAYLOAD };
+	r->held = calloc(held_words(size), sizeof(*r->held));
+	return r->held ? 0 : -ENOMEM;
+}
+
+void msga__ring_reader_fini(struct msga__ring_reader *r)
+{
+	free(r->held);
+	r->held = NULL;
 }
 
 void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
@@ -97,6 +115,7 @@ void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
 	msga__put16(p + 12, h->topic);
 	p[14] = h->type;
 	p[MSGA__RING_FLAGS_OFF] = h->flags;
+	memset(p + 16, 0, head_len - 16);
 	if (head_len > MSGA__RING_HEAD) {
 		msga__put32(p + MSGA__RING_HEAD, h->len);
 		msga__put32(p + MSGA__RING_HEAD + 4, h->off);
@@ -128,6 +147,7 @@ static int long_get(struct msga__ring_reader *r, const uint8_t *p,
 
 	if (word & ~(MSGA__RING_LEN_MASK | MSGA__RING_EXT_BIT))
 		return -EPROTO;
+	/* (the zero words of the head are ignored: nothing reads them) */
 	*h = (struct msga__wire_hdr){ .type = p[14], .flags = p[MSGA__RING_FLAGS_OFF],
 				      .topic = msga__get16(p + 12),
 				      .len = word & MSGA__RING_LEN_MASK };
@@ -161,10 +181,11 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 	int ret;
 
 	size = msga__ring_rec_size(head, *plen);
-	/* peek sized the record from this word, perhaps read stale then */
-	if (size > rec_len || rec_len - size >= MSGA__RING_PAD_LEN)
+	/* peek sized the record from this word: a change since is a lie */
+	if (size != rec_len || *plen > MSGA_FRAG_MAX)
 		return -EPROTO;
 	*payload = rec + head;
+	r->cur_payload = (uint32_t)(*payload - r->buf);
 	/* (a short record is a whole message of at most MSGA_FRAG_MAX
 	 * bytes by construction: short_get checked all of it) */
 	if (msga__ring_is_short(word))
@@ -176,68 +197,119 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 /*
  * Nothing in a record is trusted before its trailer matches: until then
  * the head may be a stale lap's bytes, which must only make the reader
- * wait, never fail the connection.
+ * wait, never fail the connection. The trailer found by a stale word can
+ * be the new record's too (a 1-4 byte short record's trailer sits where
+ * a PAD's does), so once one matches, the word is read again, final now,
+ * and the record is what that word says, if its own trailer matches.
  */
 int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		    uint32_t *rec_len)
 {
 	for (;;) {
-		uint32_t off = r->off, left = r->size - off;
+		uint32_t off = r->off, left = r->size - off, again;
 		uint32_t word = msga__ring_load32(r->buf + off);
 
-		if (word & MSGA__RING_PAD_BIT) {
-			if (left < MSGA__RING_PAD_LEN ||
-			    msga__ring_load64(r->buf + off + 8) != r->stamp)
-				return 0;
-			/*
-			 * The stamp is there, so the PAD's first word is too;
-			 * but the word read above may be a stale lap's bytes
-			 * that the PAD overwrote since: read it again.
-			 */
-			word = msga__ring_load32(r->buf + off);
-			if (word != (MSGA__RING_PAD_BIT | left))
-				return -EPROTO;
-			r->rd += left;
-			r->off = 0;
-			r->stamp = msga__ring_stamp(++r->nrec);
-			continue;
-		}
-		*rec_len = msga__ring_arrived(r, word);
-		if (!*rec_len)
+		if (!msga__ring_arrived(r, word))
 			return 0;
-		*rec = r->buf + off;
-		return 1;
+		again = msga__ring_load32(r->buf + off);
+		if (again != word && !msga__ring_arrived(r, again))
+			return 0;
+		if (!(again & MSGA__RING_PAD_BIT)) {
+			*rec_len = msga__ring_arrived(r, again);
+			*rec = r->buf + off;
+			return 1;
+		}
+		if (again != (MSGA__RING_PAD_BIT | left))
+			return -EPROTO;
+		r->rd += left;
+		r->off = 0;
+		r->stamp = msga__ring_stamp(++r->nrec);
 	}
+}
+
+/* The bit of the 16 ring bytes holding the word before a payload. */
+static int held_bit(const struct msga__ring_reader *r, const void *data,
+		    uint32_t *bit)
+{
+	uintptr_t at = (uintptr_t)data, base = (uintptr_t)r->buf;
+
+	if (!r->held || at < base + MSGA__RING_SHORT_HEAD ||
+	    at - base >= r->size ||
+	    (at - base) % MSGA__RING_ALIGN != MSGA__RING_SHORT_HEAD)
+		return 0;
+	*bit = (uint32_t)(at - base) / MSGA__RING_ALIGN;
+	return 1;
+}
+
+static int bit_is_set(const uint64_t *map, uint32_t bit)
+{
+	return map[bit / 64] >> bit % 64 & 1;
+}
+
+int msga__ring_hold(struct msga__ring_reader *r, const void *data)
+{
+	uint32_t bit;
+
+	if (!held_bit(r, data, &bit))
+		return -EINVAL;
+	if (bit_is_set(r->held, bit))
+		return -EALREADY;
+	if (r->cur_payload == MSGA__RING_NO_PAYLOAD ||
+	    (uintptr_t)data != (uintptr_t)r->buf + r->cur_payload)
+		return -EINVAL; /* a stale copy: its bytes may be freed */
+	r->held[bit / 64] |= 1ull << bit % 64;
+	r->nheld++;
+	return 0;
+}
+
+int msga__ring_release(struct msga__ring_reader *r, const void *data)
+{
+	uint32_t bit;
+
+	if (!held_bit(r, data, &bit) || !bit_is_set(r->held, bit))
+		return 0;
+	r->held[bit / 64] &= ~(1ull << bit % 64);
+	r->nheld--;
+	return 1;
 }
 
 /*
- * The HELD mark: in the byte before a whole message's payload, which is
- * the short form's last head byte and the long form's flags.
+ * Ring bytes from freed up to rd before the first held message, found in
+ * the bitmap a word at a time (every held bit lies in [freed, rd]: a
+ * message is held only while delivered, at rd, and freeing stops there).
  */
-static int rec_held(const char *rec, uint32_t word)
+static uint64_t free_upto(const struct msga__ring_reader *r)
 {
-	return rec[msga__ring_is_short(word) ? MSGA__RING_SHORT_HEAD - 1 :
-				     MSGA__RING_FLAGS_OFF] &
-	       MSGA__RING_HELD_MARK;
+	uint32_t nbits = r->size / MSGA__RING_ALIGN;
+	uint64_t g = r->freed / MSGA__RING_ALIGN;
+	uint64_t end = (r->rd + MSGA__RING_ALIGN - 1) / MSGA__RING_ALIGN;
+
+	while (g < end) {
+		uint32_t bit = (uint32_t)(g % nbits);
+		uint32_t span = 64 - bit % 64;
+		uint64_t w = r->held[bit / 64] >> bit % 64;
+
+		if (span > nbits - bit)
+			span = nbits - bit; /* (the map's last word) */
+		if (w) {
+			uint32_t first = (uint32_t)__builtin_ctzll(w);
+
+			if (first < span) {
+				g += first;
+				return g < end ? g * MSGA__RING_ALIGN : r->rd;
+			}
+		}
+		g += span;
+	}
+	return r->rd;
 }
 
-/* Records behind rd were verified when read, so their heads are sound. */
 void msga__ring_free(struct msga__ring_reader *r)
 {
-	while (r->freed < r->rd) {
-		uint32_t off = r->free_off, len;
-		const char *rec = r->buf + off;
-		uint32_t word = msga__get32((const uint8_t *)rec);
+	uint64_t to = r->nheld ? free_upto(r) : r->rd;
 
-		if (word & MSGA__RING_PAD_BIT) {
-			len = r->size - off;
-		} else {
-			if (rec_held(rec, word))
-				return;
-			len = msga__ring_rec_at(r->size, off, rec_size_of(word));
-		}
-		r->freed += len;
-		r->free_off = off + len == r->size ? 0 : off + len;
+	if (to > r->freed) {
+		r->freed = to;
+		r->free_off = (uint32_t)(to % r->size);
 	}
 }
-

@@ -7,37 +7,50 @@
  * ib_write_lat measures the same primitive). Pure logic, no verbs: the
  * glue is rc_ring.c, the tests test_ring.c.
  *
- * A record is 4-byte aligned, all fields little-endian, and starts with a
- * u32 word that says which of three forms it is:
+ * A record starts on a 16-byte boundary of the ring, all fields
+ * little-endian, and starts with a u32 word that says which of three
+ * forms it is:
  *
  *   short (bit 30 set): a whole DATA message whose sequence number is the
  *     one after the last its topic had on this connection (the reader
  *     counts); 4 bytes of head:
- *       bits 0-12 payload length, bits 13-22 topic, bits 23-28 zero
- *   long (bits 30, 31 clear): everything else; 16 bytes of head:
- *     0  u32 word   bits 0-23 payload length, bit 28 (EXT) an 8-byte
- *                   extension follows the head, bits 24-27 zero
+ *       bits 0-12 payload length, bits 13-22 topic, bits 23-29 zero
+ *   long (bits 30, 31 clear): everything else; 20 bytes of head:
+ *     0  u32 word   bits 0-23 payload length, bit 28 (EXT) a 16-byte
+ *                   extension follows the head, bits 24-27, 29 zero
  *     4  u64 seq    DATA: per-topic sequence; CREDIT: the writer's credit
  *    12  u16 topic
  *    14  u8  type   wire.h's DATA, TOPIC or CREDIT
  *    15  u8  flags  FIRST, LAST
- *    16  [u32 total, u32 off]   EXT only: a fragment's message length and
- *                   its offset in the message
+ *    16  u32 zero
+ *    20  [u32 total, u32 off, u64 zero]   EXT only: a fragment's message
+ *                   length and its offset in the message
  *   then the payload, zero padding to 4 bytes, and the u64 stamp (trailer).
+ *   The WRITE ends with the trailer; the record takes the ring up to the
+ *   next 16-byte boundary (the 0-12 bytes after the trailer are never
+ *   written, never read).
  *
  *   PAD (bit 31 set): 16 bytes, u32 (bit 31 | bytes to the ring's end), u32
  *     zero, u64 stamp: when a record would cross the end of the ring, the
- *     writer marks the rest as PAD and starts again at offset 0. A record
- *     that would leave 4, 8 or 12 bytes before the end, too few for a PAD,
- *     takes them as padding; both sides apply that rule, so sizes stay in
- *     step.
+ *     writer marks the rest as PAD and starts again at offset 0. Records
+ *     and the ring are multiples of 16 bytes, so the rest is one PAD.
  *
- * Bit 29 of the word is the reader's own HELD mark, never on the wire. It
- * sits in the byte just before a short record's payload, where the long
- * form keeps its flags byte, so a held message is marked at data[-1] in
- * either form.
+ * Every head is 4 bytes past a multiple of 16, and the subscriber's ring
+ * starts 12 bytes past a 16-byte boundary (MSGA__RING_BASE_SKEW), so
+ * every payload, msg->data, is 16-byte aligned in memory.
  *
- * Why so tight: a 64-byte message is a 76-byte record (4 + 64 + 8). Bytes
+ * The reader keeps nothing it needs in the ring: a record is read once,
+ * when its trailer matches, and checked; which records the application
+ * holds is a bitmap in the reader's private memory (the publisher can
+ * rewrite any ring byte at any time, even of a record being held).
+ *
+ * Ring format 2 (msgaccel 0.4): 16-byte records; format 1 (0.3) was 4.
+ * The subscriber offers a ring with MSGA__RING_OFFER_FMT2 set in the
+ * hello's ring_size; an earlier publisher refuses that size (it has bit
+ * 31), and a publisher of this version accepts only that offer, so two
+ * versions fall back to SEND/RECV instead of misreading each other.
+ *
+ * Why so tight: a 64-byte message is a 76-byte WRITE (4 + 64 + 8). Bytes
  * cost on soft RDMA, and one threshold costs a lot: soft-RoCE checksums a
  * packet's payload with the kernel's crc32, whose x86 PCLMUL version
  * saves and restores the user's FPU state for 79 bytes or more. In the
@@ -52,9 +65,15 @@
  * the awaited stamp only by a 2^-64 accident. The reader trusts nothing
  * in a record before its trailer matches, so a stale head is never
  * mistaken for a bad one: it only points the reader at a trailer that
- * does not match yet. A WRITE is placed in ascending address order on rxe,
- * siw and (in practice) every HCA, which is what perftest's last-byte
- * polling relies on too. The trailer need not be 8-byte aligned, and need
+ * does not match yet.
+ *
+ * ORDERING: the reader relies on the bytes of one RDMA WRITE being placed
+ * in ascending address order: when the trailer is visible, the rest of
+ * the record is. rxe and siw copy in order, and x86 hosts with strict
+ * PCIe ordering see a HCA's writes in order, but the IB spec does not
+ * promise it, and a relaxed-ordering memory region (IBV_ACCESS_RELAXED_
+ * ORDERING) explicitly gives it up: the ring is never registered so
+ * (rc_ring.c); perftest's last-byte polling relies on the same order. The trailer need not be 8-byte aligned, and need
  * not land in one store: if any of its bytes has landed, everything before
  * it has, and a byte not yet written that already holds its final value
  * changes nothing. Only all eight matching while still stale is an error.
@@ -75,10 +94,15 @@
 #include "msgaccel.h"
 #include "wire.h"
 
-#define MSGA__RING_ALIGN 4u
+#define MSGA__RING_ALIGN 16u      /* records: start and size */
+#define MSGA__RING_WORD 4u        /* the trailer follows the payload so */
 #define MSGA__RING_SHORT_HEAD 4u
-#define MSGA__RING_HEAD 16u      /* the long form's */
-#define MSGA__RING_EXT 8u
+#define MSGA__RING_HEAD 20u       /* the long form's */
+#define MSGA__RING_EXT 16u
+/* The reader's ring starts this far past a 16-byte boundary. */
+#define MSGA__RING_BASE_SKEW (MSGA__RING_ALIGN - MSGA__RING_SHORT_HEAD)
+/* In the hello's ring_size: the ring is in format 2 (above). */
+#define MSGA__RING_OFFER_FMT2 0x80000000u
 #define MSGA__RING_TRAILER 8u
 #define MSGA__RING_PAD_LEN 16u
 #define MSGA__RING_PAD_BIT 0x80000000u
@@ -89,41 +113,41 @@
 #define MSGA__RING_SHORT_LEN_MASK 0x1fffu  /* short form, bits 0-12 */
 #define MSGA__RING_SHORT_TOPIC_SHIFT 13
 #define MSGA__RING_SHORT_TOPIC_MASK 0x3ffu /* MSGA_PUB_TOPICS_MAX - 1 */
-/* HELD in the byte before a whole message's payload (either form). */
-#define MSGA__RING_HELD_MARK MSGA__WF_HELD
-/* Largest record: one full fragment, plus the 12 bytes a record may take. */
+#define MSGA__RING_UP(x, a) (((x) + (a) - 1) & ~((a) - 1))
+/* Largest record: one full fragment. */
 #define MSGA__RING_REC_MAX \
-	(MSGA__RING_HEAD + MSGA__RING_EXT + MSGA_FRAG_MAX + \
-	 MSGA__RING_TRAILER + MSGA__RING_PAD_LEN - MSGA__RING_ALIGN)
-/* Most bytes a whole message's record adds to its payload (long head). */
+	MSGA__RING_UP(MSGA__RING_UP(MSGA__RING_HEAD + MSGA__RING_EXT + \
+				    MSGA_FRAG_MAX, MSGA__RING_WORD) + \
+		      MSGA__RING_TRAILER, MSGA__RING_ALIGN)
+/* Most bytes a whole message's WRITE adds to its payload (long head). */
 #define MSGA__RING_REC_EXTRA_MAX \
-	(MSGA__RING_HEAD + MSGA__RING_ALIGN - 1 + MSGA__RING_TRAILER + \
-	 MSGA__RING_PAD_LEN - MSGA__RING_ALIGN)
+	(MSGA__RING_HEAD + MSGA__RING_WORD - 1 + MSGA__RING_TRAILER)
 /* Smallest ring a writer accepts: 16 full fragments. */
 #define MSGA__RING_MIN (16u * MSGA__RING_REC_MAX)
 
+_Static_assert(MSGA__RING_HEAD % MSGA__RING_ALIGN == MSGA__RING_SHORT_HEAD &&
+	       MSGA__RING_EXT % MSGA__RING_ALIGN == 0 &&
+	       MSGA__RING_PAD_LEN == MSGA__RING_ALIGN,
+	       "every head ends on the same 16-byte phase; a PAD fills any gap");
 _Static_assert(MSGA_PUB_TOPICS_MAX == MSGA__RING_SHORT_TOPIC_MASK + 1 &&
 	       MSGA_FRAG_MAX <= MSGA__RING_SHORT_LEN_MASK,
 	       "a short record can name every topic and carry a fragment");
 
 /*
- * Bytes of a record with a head of head_len bytes (MSGA__RING_SHORT_HEAD,
- * MSGA__RING_HEAD, or that plus MSGA__RING_EXT) and plen payload bytes,
- * before the rule about the last bytes of the ring.
+ * Where the trailer of a record with a head of head_len bytes
+ * (MSGA__RING_SHORT_HEAD, MSGA__RING_HEAD, or that plus MSGA__RING_EXT)
+ * and plen payload bytes sits; its WRITE is this plus the trailer.
  */
-static inline uint32_t msga__ring_rec_size(uint32_t head_len, uint32_t plen)
+static inline uint32_t msga__ring_trailer_off(uint32_t head_len, uint32_t plen)
 {
-	return ((head_len + plen + MSGA__RING_ALIGN - 1) &
-		~(MSGA__RING_ALIGN - 1)) + MSGA__RING_TRAILER;
+	return MSGA__RING_UP(head_len + plen, MSGA__RING_WORD);
 }
 
-/* A record that would leave 4 to 12 bytes, too few for a PAD, takes them. */
-static inline uint32_t msga__ring_rec_at(uint32_t size, uint32_t off,
-					 uint32_t rec)
+/* The ring bytes such a record takes: a multiple of 16. */
+static inline uint32_t msga__ring_rec_size(uint32_t head_len, uint32_t plen)
 {
-	uint32_t left = size - off - rec;
-
-	return left && left < MSGA__RING_PAD_LEN ? rec + left : rec;
+	return MSGA__RING_UP(msga__ring_trailer_off(head_len, plen) +
+			     MSGA__RING_TRAILER, MSGA__RING_ALIGN);
 }
 
 static inline int msga__ring_is_short(uint32_t word)
@@ -168,6 +192,13 @@ static inline uint64_t msga__ring_stamp(uint64_t n)
 
 /* Whether size is a ring both sides can use. */
 int msga__ring_size_ok(uint32_t size);
+/* The hello's ring_size for a ring of size bytes in this format. */
+static inline uint32_t msga__ring_offer(uint32_t size)
+{
+	return size | MSGA__RING_OFFER_FMT2;
+}
+/* The size of a ring offered in this format, or 0 (none, or another). */
+uint32_t msga__ring_offered_size(uint32_t offer);
 
 /* ---------------------------------------------------- writer (publisher) */
 
@@ -187,7 +218,8 @@ struct msga__ring_writer {
 struct msga__ring_place {
 	uint32_t pad_off, pad_len;
 	uint64_t pad_stamp;
-	uint32_t off, rec;  /* rec: its bytes, padding included */
+	uint32_t off, rec;  /* rec: its ring bytes, a multiple of 16 */
+	uint32_t len;       /* the bytes its WRITE carries, trailer last */
 	uint64_t stamp;
 };
 
@@ -235,11 +267,11 @@ void msga__ring_head_put(void *rec, uint32_t head_len, uint32_t plen,
  * The fast path's writer (rc_ring.c): a whole DATA message of len bytes,
  * seq the next of its topic, as one short record built whole in rec
  * (which holds MSGA__RING_SHORT_BUF(len) bytes): head, payload, zeros,
- * trailer. Returns its bytes, with *off where in the ring they go; or 0,
- * and nothing changed, when the message cannot be a short record of at
- * most max bytes there without a PAD first (the general path, head_len +
- * place + head_put, then takes it, by the same rules). The caller
- * checked can_place.
+ * trailer. Returns the bytes of its WRITE, with *off where in the ring
+ * they go; or 0, and nothing changed, when the message cannot be a short
+ * record of a WRITE of at most max bytes there without a PAD first (the
+ * general path, head_len + place + head_put, then takes it, by the same
+ * rules). The caller checked can_place.
  */
 static inline uint32_t msga__ring_put_short(struct msga__ring_writer *w,
 					    char *rec, uint32_t max,
@@ -248,34 +280,36 @@ static inline uint32_t msga__ring_put_short(struct msga__ring_writer *w,
 					    uint32_t *off)
 {
 	uint32_t size = msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len);
+	uint32_t trailer = msga__ring_trailer_off(MSGA__RING_SHORT_HEAD, len);
 
 	if (topic >= MSGA_PUB_TOPICS_MAX || !seq ||
 	    seq != w->next_seq[topic] || len > MSGA_FRAG_MAX ||
-	    size > w->size - w->off)
-		return 0;
-	size = msga__ring_rec_at(w->size, w->off, size);
-	if (size > max)
+	    size > w->size - w->off || trailer + MSGA__RING_TRAILER > max)
 		return 0;
 	/*
-	 * Zeros from the payload's end to the trailer: at most 15 bytes, all
+	 * Zeros from the payload's end to the trailer: at most 3 bytes, all
 	 * within the 16 after the payload's last whole word (a fixed-size
 	 * store, not a memset call); the payload then overwrites its part.
 	 */
-	memset(rec + MSGA__RING_SHORT_HEAD + (len & ~(MSGA__RING_ALIGN - 1)),
+	memset(rec + MSGA__RING_SHORT_HEAD + (len & ~(MSGA__RING_WORD - 1)),
 	       0, MSGA__RING_PAD_LEN);
 	msga__put32((uint8_t *)rec, msga__ring_short_word(topic, len));
 	memcpy(rec + MSGA__RING_SHORT_HEAD, data, len);
 	*off = w->off;
-	msga__put64((uint8_t *)rec + size - MSGA__RING_TRAILER,
+	msga__put64((uint8_t *)rec + trailer,
 		    msga__ring_advance(w, w->off, size));
 	w->next_seq[topic] = seq + 1;
-	return size;
+	return trailer + MSGA__RING_TRAILER;
 }
 
 /* ---------------------------------------------------- reader (subscriber) */
 
+/*
+ * The reader. Everything here is the subscriber's private memory; only
+ * buf is the ring the publisher writes.
+ */
 struct msga__ring_reader {
-	char *buf;
+	char *buf;          /* MSGA__RING_BASE_SKEW past a 16-byte boundary */
 	uint32_t size;
 	uint64_t rd;        /* next record starts here (monotonic) */
 	uint32_t off;       /* rd % size, kept: peek is hot */
@@ -284,14 +318,30 @@ struct msga__ring_reader {
 	uint64_t stamp;     /* msga__ring_stamp(nrec), kept: peek is hot */
 	uint64_t freed;     /* everything before this may be overwritten */
 	uint64_t reported;  /* freed, as last told to the writer */
+	uint32_t cur_payload; /* the payload being delivered, or NONE */
+	uint32_t nheld;     /* bits set in held */
+	/*
+	 * One bit per 16 bytes of ring: set for the 16 bytes where a held
+	 * message's word before its payload sits (freeing stops there).
+	 */
+	uint64_t *held;
 	uint64_t next_seq[MSGA_PUB_TOPICS_MAX]; /* what a short record means */
 };
 
-void msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
-			    uint32_t size);
+#define MSGA__RING_NO_PAYLOAD UINT32_MAX
+
+/*
+ * A reader of the size-byte ring at buf (MSGA__RING_BASE_SKEW past a
+ * 16-byte boundary); 0, -EINVAL (buf or size unfit), -ENOMEM. fini frees
+ * what init took.
+ */
+int msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
+			   uint32_t size);
+void msga__ring_reader_fini(struct msga__ring_reader *r);
 /*
  * The next complete record, PADs skipped: 1 with *rec at its head and
- * *rec_len its bytes; 0 when it has not (fully) arrived.
+ * *rec_len its ring bytes; 0 when it has not (fully) arrived; -EPROTO for
+ * a complete PAD of the wrong length.
  */
 int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 		    uint32_t *rec_len);
@@ -299,7 +349,7 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
  * Decode the record peek returned (rec_len bytes in all), once, in order:
  * *h as wire.h would have it (a short record's seq filled in), *payload
  * and *plen its payload; 0 or -EPROTO for a record the writer cannot have
- * sent.
+ * sent. The payload is then the one msga__ring_hold() takes.
  */
 int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
 			uint32_t rec_len, struct msga__wire_hdr *h,
@@ -309,8 +359,19 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
  * order. Records are 4-byte aligned, so a 64-bit field is read as two
  * halves: see the top of this file for why a trailer read so is safe.
  */
+#ifdef MSGA__RING_LOAD_HOOK
+/*
+ * Host tests and the fuzzer only: called before each load, so that the
+ * "NIC" can write between any two of the reader's looks at the ring.
+ */
+void msga__ring_load_hook(const char *p);
+#else
+#define msga__ring_load_hook(p) ((void)(p))
+#endif
+
 static inline uint32_t msga__ring_load32(const char *p)
 {
+	msga__ring_load_hook(p);
 	return le32toh(__atomic_load_n((const uint32_t *)(const void *)p,
 				       __ATOMIC_ACQUIRE));
 }
@@ -323,42 +384,44 @@ static inline uint64_t msga__ring_load64(const char *p)
 }
 
 /*
- * The bytes of the record at the read position, whose first word (not a
- * PAD's) is word, once all of it has arrived: its trailer is the stamp
- * awaited. 0 while not: a stale lap's head only points at a trailer that
- * does not match yet, or beyond the ring's end.
+ * The ring bytes of the record at the read position whose first word is
+ * word (a PAD's too), once all of it has arrived: its trailer is the
+ * stamp awaited. 0 while not: a stale lap's head only points at a
+ * trailer that does not match yet, or beyond the ring's end.
  */
 static inline uint32_t msga__ring_arrived(const struct msga__ring_reader *r,
 					  uint32_t word)
 {
-	uint32_t off = r->off, plen, head, size;
+	uint32_t off = r->off, plen, head, size, trailer;
 
-	head = msga__ring_head_len_of(word, &plen);
-	size = msga__ring_rec_size(head, plen);
-	if (plen > MSGA_FRAG_MAX || size > r->size - off)
-		return 0;
-	size = msga__ring_rec_at(r->size, off, size);
-	if (msga__ring_load64(r->buf + off + size - MSGA__RING_TRAILER) !=
-	    r->stamp)
+	if (word & MSGA__RING_PAD_BIT) {
+		size = MSGA__RING_PAD_LEN; /* (the caller checks its word) */
+		trailer = MSGA__RING_PAD_LEN - MSGA__RING_TRAILER;
+	} else {
+		head = msga__ring_head_len_of(word, &plen);
+		if (plen > MSGA_FRAG_MAX)
+			return 0;
+		size = msga__ring_rec_size(head, plen);
+		trailer = msga__ring_trailer_off(head, plen);
+	}
+	if (size > r->size - off ||
+	    msga__ring_load64(r->buf + off + trailer) != r->stamp)
 		return 0;
 	return size;
 }
 
 /*
- * For idle polls, without a call: 0 if msga__ring_peek would find nothing
- * (a PAD always counts as something: peek deals with it).
+ * For idle polls, without a call: 0 if msga__ring_peek would find nothing.
  */
 static inline int msga__ring_may_read(const struct msga__ring_reader *r)
 {
-	uint32_t word = msga__ring_load32(r->buf + r->off);
-
-	return (word & MSGA__RING_PAD_BIT) || msga__ring_arrived(r, word);
+	return !!msga__ring_arrived(r, msga__ring_load32(r->buf + r->off));
 }
 
 /*
  * Whether a short record's (verified) word is one the writer can have
- * sent: bits 23-29 zero (29, HELD, is only ever ours), a payload of at
- * most a fragment, and a topic whose sequence the reader knows.
+ * sent: bits 23-29 zero, a payload of at most a fragment, and a topic
+ * whose sequence the reader knows.
  */
 static inline int msga__ring_short_ok(const struct msga__ring_reader *r,
 				      uint32_t word)
@@ -411,14 +474,13 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
 		MSGA__RING_SHORT_TOPIC_MASK;
 	if (!msga__ring_short_ok(r, word) ||
-	    msga__ring_rec_at(r->size, r->off,
-			      msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len)) !=
-		    size)
+	    msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len) != size)
 		return MSGA__RING_TAKE_OTHER;
 	s->payload = rec + MSGA__RING_SHORT_HEAD;
 	s->len = len;
 	s->topic = topic;
 	s->seq = r->next_seq[topic]++;
+	r->cur_payload = r->off + MSGA__RING_SHORT_HEAD;
 	return size;
 }
 
@@ -429,18 +491,22 @@ static inline void msga__ring_consume(struct msga__ring_reader *r,
 	r->rd += rec_len;
 	r->off = r->off + rec_len == r->size ? 0 : r->off + rec_len;
 	r->stamp = msga__ring_stamp(++r->nrec);
+	r->cur_payload = MSGA__RING_NO_PAYLOAD;
 }
+
 /*
- * Move freed up to rd, stopping at the first record still marked HELD (a
- * held message: MSGA__RING_HELD_MARK in the byte before its payload).
+ * Hold the message whose payload is data: only the one being delivered
+ * (whose record peek or take_short returned and is not yet consumed).
+ * 0; -EALREADY if it is held; -EINVAL if it is not that message.
+ */
+int msga__ring_hold(struct msga__ring_reader *r, const void *data);
+/* Release the held message at data: 1 if it was held, else 0 (no-op). */
+int msga__ring_release(struct msga__ring_reader *r, const void *data);
+/*
+ * Move freed up to rd, stopping where the first message still held
+ * sits. Decided by the private hold bitmap alone: no ring byte is read.
  */
 void msga__ring_free(struct msga__ring_reader *r);
-/* Nothing is held: everything read may be overwritten. */
-static inline void msga__ring_free_all(struct msga__ring_reader *r)
-{
-	r->freed = r->rd;
-	r->free_off = r->off;
-}
 /* Whether the writer should hear about freed bytes now (every poll). */
 static inline int msga__ring_need_report(const struct msga__ring_reader *r)
 {

@@ -223,7 +223,7 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 	if (ret || peer.role != 1)
 		return -EPROTO;
 	/* A publisher that did not echo the ring's size will SEND. */
-	if (c->ring && peer.ring_size != c->rr.size)
+	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.size))
 		c->ring = 0;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
 	h.len = (uint32_t)strlen(c->sub->pattern);
@@ -440,18 +440,30 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
  * back one credit: hold briefly, or the publisher stalls. A buffer may
  * carry several messages (a BATCH), so it counts its holds, and each held
  * message is marked in the flags byte of its own header, which sits just
- * before its data in the receive buffer. Ring records are marked in the
- * byte before their data too (ring.h), and keep the ring from being freed
- * past them. A reassembled message
- * owns its whole buffer, which the hold takes over.
+ * before its data in the receive buffer (our memory while not posted).
+ * Ring messages are not marked in the ring, which the publisher can
+ * rewrite at any time: the ring's reader keeps which are held in its own
+ * memory (ring.c), and they keep the ring from being freed past them. A
+ * reassembled message owns its whole buffer, which the hold takes over.
  */
 static uint8_t *held_mark(const struct msga_msg *msg)
 {
-	const struct msga__rxslot *slot = msg->priv_;
-
-	if (slot->idx == MSGA__SLOT_RING) /* either form: see ring.h */
-		return (uint8_t *)msg->data - 1;
 	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
+}
+
+/* A ring message: only the one being delivered, by the reader's count. */
+static int hold_ring(const struct msga_msg *msg, struct msga__rxslot *slot)
+{
+	int ret;
+
+	if (slot->conn->cur != slot)
+		return -EINVAL; /* only inside the message's callback */
+	ret = msga__ring_hold(&slot->conn->rr, msg->data);
+	if (ret)
+		return ret;
+	slot->held++;
+	slot->conn->holds++;
+	return 0;
 }
 
 static struct msga__rsbuf *rsbuf_of(struct msga__rxslot *slot)
@@ -487,6 +499,8 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 		return msga__msub_hold(slot);
 	if (slot->idx == MSGA__SLOT_REASM)
 		return hold_reassembled(slot);
+	if (slot->idx == MSGA__SLOT_RING)
+		return hold_ring(msg, slot);
 	if (*held_mark(msg) & MSGA__WF_HELD)
 		return -EALREADY;
 	if (slot->conn->cur != slot)
@@ -510,6 +524,17 @@ static void release_reassembled(struct msga__rxslot *slot)
 		c->ctx->reap = 1;
 }
 
+/* Clear msg's hold: 1 if it was held (else releasing it does nothing). */
+static int unmark(const struct msga_msg *msg, struct msga__rxslot *slot)
+{
+	if (slot->idx == MSGA__SLOT_RING)
+		return msga__ring_release(&slot->conn->rr, msg->data);
+	if (!(*held_mark(msg) & MSGA__WF_HELD))
+		return 0;
+	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
+	return 1;
+}
+
 MSGA_API void msga_msg_release(const struct msga_msg *msg)
 {
 	struct msga__rxslot *slot = msg ? msg->priv_ : NULL;
@@ -523,10 +548,11 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 		release_reassembled(slot);
 		return;
 	}
-	if (!slot || !slot->held || !(*held_mark(msg) & MSGA__WF_HELD))
+	if (!slot || !slot->held)
 		return;
 	c = slot->conn;
-	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
+	if (!unmark(msg, slot))
+		return;
 	c->holds--;
 	slot->held--;
 	/* An SRQ buffer goes back even if its connection died meanwhile. */

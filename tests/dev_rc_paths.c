@@ -358,3 +358,85 @@ Test(rc_paths, a_claim_keeps_its_room_until_commit, .timeout = 120)
 	msga_ctx_close(cs);
 	msga_ctx_close(cp);
 }
+
+/*
+ * Issue 23 items 3 and 4: on every RC path (ring, SEND/RECV, BATCH
+ * records, reassembled messages) msg->data is aligned (16 bytes on the
+ * ring, 8 elsewhere), and holding a copy of an earlier ring message in a
+ * later callback is refused with -EINVAL.
+ */
+struct align_rec {
+	struct dp_rec rec;
+	int ring;
+	uint64_t misaligned, stale_ok, stale_tried;
+	struct msga_msg prev;
+	int have_prev;
+};
+
+static void align_on_msg(const struct msga_msg *m, void *user)
+{
+	struct align_rec *a = user;
+	uintptr_t want = a->ring && m->len <= MSGA_FRAG_MAX ? 16 : 8;
+
+	a->misaligned += (uintptr_t)m->data % want != 0;
+	if (a->ring && a->have_prev && a->prev.len <= MSGA_FRAG_MAX) {
+		int ret = msga_msg_hold(&a->prev);
+
+		a->stale_tried++;
+		if (ret != -EINVAL) {
+			a->stale_ok++;
+			if (!ret)
+				msga_msg_release(&a->prev);
+		}
+	}
+	a->prev = *m;
+	a->have_prev = 1;
+	dp_on_msg(m, &a->rec);
+}
+
+Test(rc_paths, data_is_aligned_on_every_path_and_stale_holds_fail,
+     .timeout = 180)
+{
+	static struct align_rec ring_a = { .ring = 1 }, send_a;
+	static struct dp_rec ev;
+	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
+	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	uint32_t t = topic(pub, "align");
+	uint64_t seq = 0;
+
+	dp_connect(sub_with(cs, "align", 0, align_on_msg,
+			    (struct dp_rec *)&ring_a), pub,
+		   both, 2, 1);
+	dp_connect(sub_with(cs, "align", MSGA_SUB_NO_RING, align_on_msg,
+			    (struct dp_rec *)&send_a), pub, both, 2, 2);
+	for (int round = 0; round < 3; round++) {
+		/* every size from 16 (dp_fill's least) to 300, a large
+		 * message, polled as we go */
+		for (size_t len = 16; len <= 300; len++)
+			dp_send(pub, t, ++seq, len, both, 2);
+		dp_send(pub, t, ++seq, 2 * MSGA_FRAG_MAX + 7, both, 2);
+		/* a burst the subscriber is not polled for: BATCHes */
+		for (size_t len = 16; len < 136; len++) {
+			struct msga_claim c;
+
+			if (msga_pub_claim(pub, t, len, &c))
+				break;
+			dp_fill(c.data, len, t, ++seq);
+			cr_assert_eq(msga_pub_commit(pub, &c), 2);
+		}
+	}
+	cr_assert(dp_poll_until64(both, 2, &ring_a.rec.total, seq, 60000));
+	cr_assert(dp_poll_until64(both, 2, &send_a.rec.total, seq, 60000));
+	cr_expect_eq(ring_a.misaligned, 0, "ring: %llu misaligned",
+		     (unsigned long long)ring_a.misaligned);
+	cr_expect_eq(send_a.misaligned, 0, "send/recv: %llu misaligned",
+		     (unsigned long long)send_a.misaligned);
+	cr_assert_gt(ring_a.stale_tried, 100);
+	cr_expect_eq(ring_a.stale_ok, 0, "%llu stale holds accepted",
+		     (unsigned long long)ring_a.stale_ok);
+	cr_expect_eq(ring_a.rec.bad, 0, "%s", ring_a.rec.first_bad);
+	cr_expect_eq(send_a.rec.bad, 0, "%s", send_a.rec.first_bad);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
+}

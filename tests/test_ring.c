@@ -19,24 +19,37 @@
 
 #define SIZE (MSGA__RING_MIN)
 
-static char *ringbuf;
+static char *ringmem, *ringbuf;
 static struct msga__ring_writer W;
 static struct msga__ring_reader R;
 static uint64_t topic_seq[4];    /* the publisher's per-topic sequence */
 
+/* The NIC, between two of the reader's loads (-DMSGA__RING_LOAD_HOOK). */
+static void (*on_load)(const char *p);
+
+void msga__ring_load_hook(const char *p)
+{
+	if (on_load)
+		on_load(p);
+}
+
 static void setup(void)
 {
-	ringbuf = aligned_alloc(64, SIZE);
-	cr_assert_not_null(ringbuf);
-	memset(ringbuf, 0, SIZE);
+	/* as rc_ring.c does: the ring starts 12 bytes past 16 */
+	ringmem = aligned_alloc(64, SIZE + 64);
+	cr_assert_not_null(ringmem);
+	memset(ringmem, 0, SIZE + 64);
+	ringbuf = ringmem + MSGA__RING_BASE_SKEW;
 	msga__ring_writer_init(&W, 0, 1, SIZE);
-	msga__ring_reader_init(&R, ringbuf, SIZE);
+	cr_assert_eq(msga__ring_reader_init(&R, ringbuf, SIZE), 0);
 	memset(topic_seq, 0, sizeof(topic_seq));
+	on_load = NULL;
 }
 
 static void teardown(void)
 {
-	free(ringbuf);
+	msga__ring_reader_fini(&R);
+	free(ringmem);
 }
 
 /* What a test record is: its topic picks its sequence, fill its bytes. */
@@ -85,8 +98,8 @@ static void nic_write(const struct msga__ring_place *p, const struct trec *t,
 	memset(rec, 0, sizeof(rec));
 	msga__ring_head_put(rec, t->head, t->plen, &h);
 	memset(rec + t->head, t->fill, t->plen);
-	msga__put64(rec + p->rec - MSGA__RING_TRAILER, p->stamp);
-	memcpy(ringbuf + p->off, rec, upto < p->rec ? upto : p->rec);
+	msga__put64(rec + p->len - MSGA__RING_TRAILER, p->stamp);
+	memcpy(ringbuf + p->off, rec, upto < p->len ? upto : p->len);
 }
 
 /* Place and write a whole message of plen bytes on topic 0. */
@@ -96,24 +109,22 @@ static struct trec send_msg(uint32_t plen, uint8_t fill,
 	struct trec t = { .plen = plen, .fill = fill };
 
 	place(&t, p);
-	nic_write(p, &t, p->rec);
+	nic_write(p, &t, p->len);
 	return t;
 }
 
-/* Read the next record: it must be t, its payload all t's fill. */
-static void take_rec(const struct trec *t)
+/* The record peek found must be t, its payload all t's fill. */
+static void take_rec_at(const struct trec *t, char *rec, uint32_t rec_len)
 {
 	struct msga__wire_hdr h;
 	const char *payload;
-	uint32_t rec_len, plen;
-	char *rec;
-	int ret = msga__ring_peek(&R, &rec, &rec_len);
+	uint32_t plen;
 
-	cr_assert_eq(ret, 1, "peek %d at rd %llu", ret,
-		     (unsigned long long)R.rd);
 	cr_assert_eq(msga__ring_head_get(&R, rec, rec_len, &h, &payload,
 					 &plen), 0);
 	cr_assert_eq(payload - rec, t->head);
+	/* every payload is 16-byte aligned in memory */
+	cr_assert_eq((uintptr_t)payload % 16, 0, "payload at %p", payload);
 	cr_assert_eq(h.seq, t->seq, "seq %llu, want %llu",
 		     (unsigned long long)h.seq, (unsigned long long)t->seq);
 	cr_assert_eq(h.topic, t->topic);
@@ -121,6 +132,18 @@ static void take_rec(const struct trec *t)
 	for (uint32_t i = 0; i < plen; i++)
 		cr_assert_eq((uint8_t)payload[i], t->fill);
 	msga__ring_consume(&R, rec_len);
+}
+
+/* Read the next record: it must be t. */
+static void take_rec(const struct trec *t)
+{
+	uint32_t rec_len;
+	char *rec;
+	int ret = msga__ring_peek(&R, &rec, &rec_len);
+
+	cr_assert_eq(ret, 1, "peek %d at rd %llu", ret,
+		     (unsigned long long)R.rd);
+	take_rec_at(t, rec, rec_len);
 }
 
 /* All read is freed: tell the writer when a quarter of the ring is. */
@@ -137,29 +160,34 @@ TestSuite(ring, .init = setup, .fini = teardown);
 
 Test(ring, record_sizes_are_aligned_and_bounded)
 {
-	/* a 64-byte message: 4 + 64 + 8, under soft-RoCE's 79-byte cut */
-	cr_assert_eq(msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 64), 76);
+	/* a 64-byte message: a WRITE of 4 + 64 + 8, under soft-RoCE's
+	 * 79-byte cut, in 80 ring bytes */
+	cr_assert_eq(msga__ring_trailer_off(MSGA__RING_SHORT_HEAD, 64) +
+		     MSGA__RING_TRAILER, 76);
+	cr_assert_eq(msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 64), 80);
 	cr_assert_eq(msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 1), 16);
-	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD, 0), 24);
-	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD, 9), 36);
-	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD, 64), 88);
+	cr_assert_eq(msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 4), 16);
+	cr_assert_eq(msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 5), 32);
+	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD, 0), 32);
+	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD, 9), 48);
 	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD + MSGA__RING_EXT,
-					 64), 96);
+					 64), 112);
 	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD + MSGA__RING_EXT,
-					 MSGA_FRAG_MAX) + 12,
-		     MSGA__RING_REC_MAX);
+					 MSGA_FRAG_MAX), MSGA__RING_REC_MAX);
 	cr_assert_eq(MSGA__RING_REC_MAX % MSGA__RING_ALIGN, 0);
 	/* what publisher.c assumes to send a message inline everywhere */
 	for (uint32_t len = 0, worst = 0; len < 200; len++, worst = 0) {
-		uint32_t rec = msga__ring_rec_size(MSGA__RING_HEAD, len);
-
-		worst = rec + MSGA__RING_PAD_LEN - MSGA__RING_ALIGN - len;
+		worst = msga__ring_trailer_off(MSGA__RING_HEAD, len) +
+			MSGA__RING_TRAILER - len;
 		cr_assert_leq(worst, MSGA__RING_REC_EXTRA_MAX);
 		cr_assert(len % 4 != 1 || worst == MSGA__RING_REC_EXTRA_MAX);
 	}
 	cr_assert(msga__ring_size_ok(SIZE));
-	cr_assert_not(msga__ring_size_ok(SIZE + 2));
-	cr_assert_not(msga__ring_size_ok(MSGA__RING_MIN - 4));
+	cr_assert_not(msga__ring_size_ok(SIZE + 4));
+	cr_assert_not(msga__ring_size_ok(MSGA__RING_MIN - 16));
+	/* the hello's offer says the format; an unmarked one is refused */
+	cr_assert_eq(msga__ring_offered_size(msga__ring_offer(SIZE)), SIZE);
+	cr_assert_eq(msga__ring_offered_size(SIZE), 0);
 }
 
 Test(ring, stamps_differ_and_have_both_halves_set)
@@ -227,16 +255,16 @@ Test(ring, partial_record_is_not_read_until_its_trailer_lands)
 	/* a long record, then a short one with its trailer unaligned */
 	for (int i = 0; i < 2; i++) {
 		place(&t[i], &p);
-		for (uint32_t upto = 0; upto < p.rec; upto++) {
+		for (uint32_t upto = 0; upto < p.len; upto++) {
 			nic_write(&p, &t[i], upto);
 			cr_assert_eq(msga__ring_peek(&R, &rec, &plen), 0,
-				     "read with %u of %u bytes", upto, p.rec);
+				     "read with %u of %u bytes", upto, p.len);
 		}
-		nic_write(&p, &t[i], p.rec);
+		nic_write(&p, &t[i], p.len);
 		take_rec(&t[i]);
 	}
 	cr_assert_eq(t[1].head, MSGA__RING_SHORT_HEAD);
-	cr_assert_eq((p.off + p.rec - MSGA__RING_TRAILER) % 8, 4);
+	cr_assert_eq((p.off + p.len - MSGA__RING_TRAILER) % 8, 4);
 }
 
 Test(ring, stale_lap_is_not_taken_for_a_record)
@@ -283,36 +311,21 @@ Test(ring, pad_at_the_end_wraps_to_the_start)
 	cr_assert_eq(R.rd, W.tail);
 }
 
-/* A PAD needs 16 bytes, so no record may leave 4, 8 or 12 before the end. */
-Test(ring, a_record_that_would_leave_too_few_bytes_for_a_pad_takes_them)
+/* Records and rings are whole 16s, so the rest of a lap is one PAD. */
+Test(ring, the_rest_of_a_lap_is_always_room_for_a_pad)
 {
-	for (uint32_t leave = 4; leave < MSGA__RING_PAD_LEN; leave += 4) {
-		uint32_t want = msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 40);
-		uint32_t filler;
-		struct msga__ring_place p;
-		struct trec t;
+	struct msga__ring_place p;
+	struct trec t;
 
-		teardown(); /* a fresh ring for each case */
-		setup();
-		/* Place fillers until exactly want + leave bytes are left. */
-		while (SIZE - W.tail % SIZE >
-		       want + leave + MSGA__RING_REC_MAX) {
-			t = send_msg(MSGA_FRAG_MAX, 4, &p);
-			take_rec(&t);
-		}
-		filler = SIZE - (uint32_t)(W.tail % SIZE) - want - leave -
-			 msga__ring_rec_size(MSGA__RING_SHORT_HEAD, 0);
-		t = send_msg(filler, 4, &p);
+	/* records of every size mod 16 until past the end */
+	for (uint32_t len = 0; W.tail < 2ull * SIZE; len = (len + 1) % 300) {
+		t = send_msg(len, 4, &p);
+		cr_assert_eq(p.off % MSGA__RING_ALIGN, 0);
+		cr_assert_eq(p.rec % MSGA__RING_ALIGN, 0);
+		cr_assert(!p.pad_len || p.pad_len >= MSGA__RING_PAD_LEN);
 		take_rec(&t);
-		cr_assert_eq(SIZE - W.tail % SIZE, want + leave);
-		t = send_msg(40, 5, &p);
-		cr_assert_eq(p.pad_len, 0);
-		cr_assert_eq(p.rec, want + leave);
-		cr_assert_eq(W.tail % SIZE, 0);
-		take_rec(&t);
-		cr_assert_eq(R.rd, W.tail);
 		msga__ring_free(&R);
-		cr_assert_eq(R.freed, R.rd);
+		report_freed();
 	}
 }
 
@@ -320,7 +333,7 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 {
 	uint64_t rng = 0x243f6a8885a308d3ull, placed = 0, got = 0;
 	static struct trec q[4096];
-	uint64_t took_leftover = 0, forms[3] = { 0 };
+	uint64_t forms[3] = { 0 };
 
 	for (int step = 0; step < 200000; step++) {
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -342,54 +355,136 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 				topic_seq[t->topic]++;
 			/* Never write over what the reader has not freed. */
 			cr_assert_leq(W.tail - R.freed, SIZE);
-			took_leftover += p.rec !=
-				msga__ring_rec_size(t->head, t->plen);
 			forms[t->head == MSGA__RING_SHORT_HEAD ? 0 :
 			      t->head == MSGA__RING_HEAD ? 1 : 2]++;
-			nic_write(&p, t, p.rec);
+			nic_write(&p, t, p.len);
 			placed++;
 		} else if (got < placed) {
 			take_rec(&q[got % 4096]);
 			got++;
-			/* what rc_ring.c does when nothing is held, or not */
-			if ((rng >> 56) % 2)
-				msga__ring_free_all(&R);
-			else
-				msga__ring_free(&R);
+			msga__ring_free(&R);
 			report_freed();
 		}
 	}
 	cr_assert_gt(W.tail, 20ull * SIZE, "only %llu bytes went round",
 		     (unsigned long long)W.tail);
-	cr_assert_gt(took_leftover, 0, "the PAD-room rule was never exercised");
 	cr_assert(forms[0] && forms[1] && forms[2], "forms %llu %llu %llu",
 		  (unsigned long long)forms[0], (unsigned long long)forms[1],
 		  (unsigned long long)forms[2]);
 }
 
+/* Read a record as rc_ring.c does, leaving it current (not consumed). */
+static const char *deliver(uint32_t *rec_len)
+{
+	struct msga__wire_hdr h;
+	const char *payload;
+	uint32_t plen;
+	char *rec;
+
+	cr_assert_eq(msga__ring_peek(&R, &rec, rec_len), 1);
+	cr_assert_eq(msga__ring_head_get(&R, rec, *rec_len, &h, &payload,
+					 &plen), 0);
+	return payload;
+}
+
 Test(ring, a_held_record_stops_freeing_until_released)
 {
 	struct msga__ring_place p[3];
+	const char *data[3];
+	uint32_t rec_len;
 	struct trec t[3];
-	uint32_t at;
 
 	for (int i = 0; i < 3; i++) {
 		t[i] = send_msg(32, 9, &p[i]);
-		take_rec(&t[i]);
+		data[i] = deliver(&rec_len);
+		if (i < 2)
+			cr_assert_eq(msga__ring_hold(&R, data[i]), 0);
+		cr_assert_eq(msga__ring_hold(&R, data[i]), i < 2 ? -EALREADY
+								 : 0);
+		msga__ring_consume(&R, rec_len);
+		msga__ring_free(&R);
 	}
 	/* the first is long (a topic's first message), the others short */
 	cr_assert_eq(t[0].head, MSGA__RING_HEAD);
 	cr_assert_eq(t[1].head, MSGA__RING_SHORT_HEAD);
-	for (int i = 0; i < 2; i++) {
-		/* marked where subscriber.c marks it: data[-1] */
-		at = p[i].off + t[i].head - 1;
-		ringbuf[at] |= (char)MSGA__WF_HELD;
-		msga__ring_free(&R);
-		cr_assert_eq(R.freed, p[i].off);
-		ringbuf[at] &= (char)~MSGA__WF_HELD;
-	}
+	/* freeing stops at the first held payload's word, whatever order */
+	cr_assert_eq(R.freed, (uint64_t)(data[0] - ringbuf) - 4);
+	cr_assert_eq(msga__ring_release(&R, data[1]), 1);
+	cr_assert_eq(msga__ring_release(&R, data[1]), 0);
+	msga__ring_free(&R);
+	cr_assert_eq(R.freed, (uint64_t)(data[0] - ringbuf) - 4);
+	cr_assert_eq(msga__ring_release(&R, data[0]), 1);
+	msga__ring_free(&R);
+	cr_assert_eq(R.freed, p[2].off);
+	cr_assert_eq(msga__ring_release(&R, data[2]), 1);
 	msga__ring_free(&R);
 	cr_assert_eq(R.freed, R.rd);
+	cr_assert_eq(R.nheld, 0);
+}
+
+/*
+ * Issue 23 item 1: the publisher rewrites, while a message is held, the
+ * heads of records already read (a length, a PAD, the old HELD bit).
+ * Freeing must not follow them: never past the held message, never past
+ * rd, and never outside the ring.
+ */
+Test(ring, rewriting_consumed_records_does_not_move_freeing)
+{
+	struct msga__ring_place p[3];
+	const char *held = NULL;
+	uint32_t rec_len;
+
+	for (int i = 0; i < 3; i++) {
+		const char *d;
+
+		send_msg(40, 7, &p[i]);
+		d = deliver(&rec_len);
+		if (i == 1) {
+			held = d;
+			cr_assert_eq(msga__ring_hold(&R, d), 0);
+		}
+		msga__ring_consume(&R, rec_len);
+	}
+	/* a huge length in the first record, a PAD over the held one */
+	msga__put32((uint8_t *)ringbuf + p[0].off, MSGA__RING_LEN_MASK);
+	msga__put32((uint8_t *)ringbuf + p[1].off, MSGA__RING_PAD_BIT | 16);
+	msga__put32((uint8_t *)ringbuf + p[2].off, 0);
+	msga__ring_free(&R);
+	cr_assert_leq(R.freed, R.rd);
+	cr_assert_leq(R.freed, (uint64_t)(held - ringbuf) - 4);
+	cr_assert_lt(R.free_off, SIZE);
+	/* the ring's bytes cannot release it either: only the reader can */
+	memset(ringbuf, 0, SIZE);
+	msga__ring_free(&R);
+	cr_assert_leq(R.freed, (uint64_t)(held - ringbuf) - 4);
+	cr_assert_eq(msga__ring_release(&R, held), 1);
+	msga__ring_free(&R);
+	cr_assert_eq(R.freed, R.rd);
+}
+
+/* Issue 23 item 3: only the message being delivered may be held. */
+Test(ring, holding_a_stale_message_is_refused)
+{
+	struct msga__ring_place p;
+	const char *old, *cur;
+	uint32_t rec_len;
+
+	send_msg(40, 1, &p);
+	old = deliver(&rec_len);
+	msga__ring_consume(&R, rec_len);
+	msga__ring_free(&R);
+	send_msg(40, 2, &p);
+	cur = deliver(&rec_len);
+	cr_assert_eq(msga__ring_hold(&R, old), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, cur + 1), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, ringbuf - 16), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, cur), 0);
+	msga__ring_consume(&R, rec_len);
+	/* after its callback, not even the last one */
+	send_msg(40, 3, &p);
+	cr_assert_eq(msga__ring_hold(&R, deliver(&rec_len) - 16), -EINVAL);
+	msga__ring_consume(&R, rec_len);
+	cr_assert_eq(R.nheld, 1);
 }
 
 Test(ring, reports_wrap_mod_2_32_and_overclaims_are_refused)
@@ -442,6 +537,53 @@ Test(ring, a_verified_pad_of_the_wrong_length_is_a_protocol_error)
 	msga__put64((uint8_t *)ringbuf, MSGA__RING_PAD_BIT | 64);
 	msga__put64((uint8_t *)ringbuf + 8, msga__ring_stamp(0));
 	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), -EPROTO);
+}
+
+/*
+ * Issue 23 item 2: a 1-4 byte short record has its trailer at +8, where
+ * a PAD's stamp sits. Read first as a stale word with bit 31, it is still
+ * the short record it is, by either reader.
+ */
+static uint32_t loads, late_word, late_off;
+
+/* The record's word lands only after the reader's first load. */
+static void word_lands_late(const char *p)
+{
+	if (++loads == 2)
+		msga__put32((uint8_t *)ringbuf + late_off, late_word);
+	(void)p;
+}
+
+Test(ring, a_tiny_record_behind_a_stale_pad_word_is_read)
+{
+	for (uint32_t len = 1; len <= 4; len++) {
+		struct msga__ring_place p;
+		struct trec t;
+		uint32_t rec_len;
+		char *rec;
+
+		teardown();
+		setup();
+		t = send_msg(8, 1, &p); /* the topic's first: a long head */
+		take_rec(&t);
+		t = (struct trec){ .plen = len, .fill = 0x42 };
+		place(&t, &p);
+		cr_assert_eq(t.head, MSGA__RING_SHORT_HEAD);
+		cr_assert_eq(p.len, 16);
+		/* the record is there, but the reader's first look at its
+		 * word saw a stale lap's, with bit 31 */
+		nic_write(&p, &t, p.len);
+		late_off = p.off;
+		late_word = msga__get32((uint8_t *)ringbuf + p.off);
+		msga__put32((uint8_t *)ringbuf + p.off,
+			    MSGA__RING_PAD_BIT | 64);
+		loads = 0;
+		on_load = word_lands_late;
+		cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 1,
+			     "a %u-byte record taken for a bad PAD", len);
+		on_load = NULL;
+		take_rec_at(&t, rec, rec_len);
+	}
 }
 
 /* Writer's head into a record, reader's decode of it (a fresh reader). */
@@ -522,13 +664,13 @@ Test(ring, reserved_bits_are_a_protocol_error)
 
 	msga__ring_head_put(rec, MSGA__RING_HEAD, 8, &h);
 	rec[3] |= 0x01; /* bit 24 of a long head */
-	cr_assert_eq(msga__ring_head_get(&R, rec, 32, &h, &pl, &plen),
+	cr_assert_eq(msga__ring_head_get(&R, rec, 48, &h, &pl, &plen),
 		     -EPROTO);
 	rec[3] = 0;
-	cr_assert_eq(msga__ring_head_get(&R, rec, 32, &h, &pl, &plen), 0);
+	cr_assert_eq(msga__ring_head_get(&R, rec, 48, &h, &pl, &plen), 0);
 	msga__put32((uint8_t *)rec, MSGA__RING_SHORT_BIT | 8 |
 		    1u << MSGA__RING_SHORT_TOPIC_SHIFT | 1u << 23);
-	cr_assert_eq(msga__ring_head_get(&R, rec, 20, &h, &pl, &plen),
+	cr_assert_eq(msga__ring_head_get(&R, rec, 32, &h, &pl, &plen),
 		     -EPROTO);
 }
 
@@ -549,28 +691,28 @@ static uint32_t general_record(struct msga__ring_writer *w, uint8_t *out,
 	struct msga__ring_place p;
 
 	msga__ring_place(w, head, len, &p);
-	memset(out, 0, p.rec);
+	memset(out, 0, p.len);
 	msga__ring_head_put(out, head, len, &h);
 	memcpy(out + head, data, len);
-	msga__put64(out + p.rec - MSGA__RING_TRAILER, p.stamp);
+	msga__put64(out + p.len - MSGA__RING_TRAILER, p.stamp);
 	*off = p.off;
-	return p.pad_len ? 0 : p.rec;
+	return p.pad_len ? 0 : p.len;
 }
 
 /*
  * put_short builds, byte for byte, what head_len + place + head_put
- * would, at every distance from the ring's end (the last 4-12 bytes
- * taken, or a PAD due: then it declines and changes nothing).
+ * would, at every distance from the ring's end (a PAD due: then it
+ * declines and changes nothing).
  */
 Test(ring, a_fast_record_is_the_general_one_byte_for_byte)
 {
 	static uint8_t data[MSGA__RING_FAST_MAX_TEST];
-	int declined = 0, took_leftover = 0;
+	int declined = 0;
 
 	for (uint32_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 13 + 5);
 	for (uint32_t len = 0; len <= MSGA__RING_FAST_MAX_TEST; len += 1) {
-		for (uint32_t back = 4; back <= 320; back += 4) {
+		for (uint32_t back = 16; back <= 320; back += 16) {
 			struct msga__ring_writer a, b;
 			uint8_t fast[MSGA__RING_SHORT_BUF(
 				MSGA__RING_FAST_MAX_TEST)];
@@ -607,12 +749,9 @@ Test(ring, a_fast_record_is_the_general_one_byte_for_byte)
 			cr_assert_eq(a.tail, b.tail);
 			cr_assert_eq(a.nrec, b.nrec);
 			cr_assert_eq(a.next_seq[2], b.next_seq[2]);
-			took_leftover += na !=
-				msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len);
 		}
 	}
 	cr_assert_gt(declined, 0);
-	cr_assert_gt(took_leftover, 0);
 }
 
 /* What the general path sends instead, put_short leaves to it. */
@@ -683,7 +822,7 @@ Test(ring, fast_and_general_paths_interleave)
 				struct msga__ring_place p;
 
 				place(t, &p);
-				nic_write(&p, t, p.rec);
+				nic_write(&p, t, p.len);
 				t->padded = p.pad_len > 0;
 			}
 			cr_assert_leq(W.tail - R.freed, SIZE);
@@ -746,16 +885,16 @@ Test(ring, the_fast_reader_leaves_everything_else_to_peek)
 	t = (struct trec){ .plen = 64, .fill = 0x22 };
 	place(&t, &p);
 	cr_assert_eq(t.head, MSGA__RING_SHORT_HEAD);
-	nic_write(&p, &t, p.rec - 1);
+	nic_write(&p, &t, p.len - 1);
 	cr_assert_eq(msga__ring_take_short(&R, &s), 0);
-	nic_write(&p, &t, p.rec);
+	nic_write(&p, &t, p.len);
 	cr_assert_eq(msga__ring_take_short(&R, &s), p.rec);
 	cr_assert_eq(s.seq, t.seq);
 	msga__ring_consume(&R, p.rec);
 	/* a landed short record with a reserved bit set: peek refuses it */
 	t = (struct trec){ .plen = 64, .fill = 0x33 };
 	place(&t, &p);
-	nic_write(&p, &t, p.rec);
+	nic_write(&p, &t, p.len);
 	ringbuf[p.off + 2] |= 0x80; /* bit 23 */
 	cr_assert_eq(msga__ring_take_short(&R, &s), MSGA__RING_TAKE_OTHER);
 	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 1);
