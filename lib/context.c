@@ -193,6 +193,15 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/*
+	 * From a callback, the caller up the stack still uses the context:
+	 * refused (msga_ctx_close(3)), and the last error says so.
+	 */
+	if (ctx->busy) {
+		msga__ctx_fail(ctx, -EBUSY, "msga_ctx_close: called from a "
+			       "callback of this context; ignored");
+		return;
+	}
 	/* Publishers and subscribers first: their QPs and CQs use the PD. */
 	msga__ctx_pubsub_close(ctx);
 	if (ctx->comp_channel)

@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "mcast.h"
 #include "pubsub.h"
 
 static int set_nonblock(int fd)
@@ -46,6 +47,39 @@ static int has_ring_conn(struct msga_ctx *ctx)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * A program may wait on the descriptor before it ever polls, so arm now
+ * what a poll would have armed: every CQ that exists (one made later is
+ * armed as it is made, rc_conn.c, or by the poll that made it), and the
+ * timer, for the keepalives and timeouts of what exists. A completion
+ * queued before the arm raises no event: the timer's first wake-up, a
+ * keepalive interval away at most, polls it.
+ */
+static void arm_existing(struct msga_ctx *ctx)
+{
+	struct msga__list *pos, *tmp;
+	int any = 0;
+
+	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+		struct msga__conn *c =
+			msga__container_of(pos, struct msga__conn, ctx_node);
+
+		any = 1;
+		if (c->cq && !c->armed && !ibv_req_notify_cq(c->cq, 0))
+			c->armed = 1;
+	}
+	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
+		struct msga__udep *ep =
+			msga__container_of(pos, struct msga__udep, ctx_node);
+
+		any = 1;
+		if (ep->cq && !ep->armed && !ibv_req_notify_cq(ep->cq, 0))
+			ep->armed = 1;
+	}
+	if (any)
+		msga__ctx_timer_arm(ctx, msga__now_ns(), msga__keepalive_ns(ctx));
 }
 
 MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
@@ -94,8 +128,8 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 		return msga__ctx_fail(ctx, ret, "msga_ctx_fd: epoll_ctl");
 	}
 	ctx->epfd = epfd;
-	/* Every CQ starts unarmed; the next msga_ctx_poll() arms them. */
 	ctx->evmode = 1;
+	arm_existing(ctx);
 	return epfd;
 }
 

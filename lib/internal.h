@@ -65,6 +65,7 @@ struct msga_ctx {
 	/* unicast peers, RC and UD: keepalives and timeouts (liveness.h) */
 	uint64_t peer_timeout_ns;         /* msga_ctx_attr.peer_timeout_ms */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
+	uint32_t busy;                    /* msga__ctx_enter() depth (poll.c) */
 	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
 	struct msga__list udeps;          /* every UD endpoint, for polling */

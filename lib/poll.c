@@ -173,9 +173,12 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 
 	/* An SRQ receive that a dead or failing connection took goes back
 	 * unread: the SRQ outlives the connection. */
-	if (c->srq && msga__srq_wr(wc->wr_id) &&
-	    (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS))
-		msga__srq_repost(c, msga__srq_slot(c->srq, wc->wr_id)->idx);
+	if (c->srq && msga__srq_wr(wc->wr_id)) {
+		msga__srq_taken(c->srq);
+		if (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS)
+			msga__srq_repost(c, msga__srq_slot(c->srq,
+							   wc->wr_id)->idx);
+	}
 	if (c->state == MSGA__C_DEAD)
 		return 0; /* flushed work of a dead connection */
 	if (wc->status != IBV_WC_SUCCESS) {
@@ -325,6 +328,10 @@ static int cm_one(struct msga_ctx *ctx)
 	if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
 	    *(int *)copy.listen_id->context == MSGA__K_UD) {
 		msga__upub_on_request(copy.listen_id->context, copy.id);
+	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		   ((struct msga_pub *)copy.listen_id->context)->dead) {
+		rdma_reject(copy.id, NULL, 0);
+		rdma_destroy_id(copy.id);
 	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		msga__pub_on_connect_request(copy.listen_id->context, copy.id,
 					     copy.param.conn.private_data,
@@ -396,17 +403,53 @@ void msga__ctx_cm_soon(struct msga_ctx *ctx)
 	ctx->cm_next_ns = 0;
 }
 
-static void reap(struct msga_ctx *ctx)
+/*
+ * Free what died, once no caller up the stack can hold it: publishers and
+ * subscribers destroyed from a callback (with their connections), then
+ * dead connections and memberships that hold no message of the user's.
+ */
+/*
+ * A dead connection on an SRQ waits, without blocking, for its QP's
+ * LAST_WQE_REACHED (srq.c): the next leave looks again, and in event mode
+ * the timer wakes the program for the deadline.
+ */
+static void srq_wait(struct msga_ctx *ctx, struct msga__conn *c, uint64_t now)
+{
+	ctx->reap = 1;
+	if (ctx->evmode)
+		msga__ctx_timer_arm(ctx, now, c->srq_quiet_by - now);
+}
+
+void msga__ctx_reap(struct msga_ctx *ctx)
 {
 	struct msga__list *pos, *tmp;
+	uint64_t now = msga__now_ns();
 
 	ctx->reap = 0;
+	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
+		struct msga_sub *sub =
+			msga__container_of(pos, struct msga_sub, ctx_node);
+
+		if (sub->dead)
+			msga__sub_free(sub);
+	}
+	msga__list_for_each_safe(pos, tmp, &ctx->pubs) {
+		struct msga_pub *pub =
+			msga__container_of(pos, struct msga_pub, ctx_node);
+
+		if (pub->dead)
+			msga__pub_free(pub);
+	}
 	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
 		struct msga__conn *c =
 			msga__container_of(pos, struct msga__conn, ctx_node);
 
-		if (c->state == MSGA__C_DEAD && !c->holds)
+		if (c->state != MSGA__C_DEAD || c->holds)
+			continue;
+		if (msga__srq_quiet(c, now))
 			msga__conn_free(c);
+		else
+			srq_wait(ctx, c, now);
 	}
 	/* A publisher's endpoint lives as long as the publisher. */
 	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
@@ -416,6 +459,44 @@ static void reap(struct msga_ctx *ctx)
 		if (ep->dead && ep->sub && !ep->holds)
 			msga__udep_free(ep);
 	}
+}
+
+/*
+ * Destroyed from a callback: stop everything that could call the user
+ * again (connections, memberships, the endpoint), stay on every list so
+ * that walks in progress go on safely, and wait for msga__ctx_reap().
+ */
+static void kill_own_conns(struct msga_ctx *ctx, struct msga__list *conns)
+{
+	struct msga__list *pos, *tmp;
+
+	ctx->reap = 1;
+	msga__list_for_each_safe(pos, tmp, conns)
+		msga__conn_kill(msga__container_of(pos, struct msga__conn,
+						   own_node), 0, 0);
+}
+
+void msga__ctx_bury_sub(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	sub->dead = 1;
+	kill_own_conns(sub->ctx, &sub->conns);
+	msga__list_for_each_safe(pos, tmp, &sub->ctx->udeps) {
+		struct msga__udep *ep =
+			msga__container_of(pos, struct msga__udep, ctx_node);
+
+		if (ep->sub == sub)
+			msga__udep_kill(ep, 0, 0);
+	}
+}
+
+void msga__ctx_bury_pub(struct msga_pub *pub)
+{
+	pub->dead = 1;
+	kill_own_conns(pub->ctx, &pub->conns);
+	if (pub->mc)
+		msga__udep_kill(pub->mc, 0, 0);
 }
 
 static void drain_comp_channel(struct msga_ctx *ctx)
@@ -472,7 +553,8 @@ static void run_timers(struct msga_ctx *ctx, uint64_t now)
 		struct msga_sub *sub = msga__container_of(pos, struct msga_sub,
 							  ctx_node);
 
-		if (sub->reasm.slots && msga__reasm_pending(&sub->reasm)) {
+		if (!sub->dead && sub->reasm.slots &&
+		    msga__reasm_pending(&sub->reasm)) {
 			due = msga__msub_expire(sub, now);
 			next = due < next ? due : next;
 		}
@@ -548,19 +630,23 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 		run_timers(ctx, now);
 	if (ctx->pub_work) {
 		ctx->pub_work = 0;
-		msga__list_for_each_safe(pos, tmp, &ctx->pubs)
-			ctx->pub_work |= msga__pub_progress(msga__container_of(
-				pos, struct msga_pub, ctx_node));
+		msga__list_for_each_safe(pos, tmp, &ctx->pubs) {
+			struct msga_pub *pub = msga__container_of(pos,
+						struct msga_pub, ctx_node);
+
+			if (!pub->dead)
+				ctx->pub_work |= msga__pub_progress(pub);
+		}
 	}
-	if (ctx->reap)
-		reap(ctx);
-	return done;
+	return done; /* (the dead are freed by msga__ctx_leave) */
 }
 
 /*
  * A callback may publish, but not poll its own context: a nested poll
  * would deliver the records after the one whose callback is running, and
- * the outer poll would then consume them a second time.
+ * the outer poll would then consume them a second time. It may destroy
+ * any publisher or subscriber and disconnect any connection: those are
+ * freed when the outermost call returns (msga__ctx_enter).
  */
 MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
 {
@@ -571,8 +657,10 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
 	if (ctx->polling)
 		return -EDEADLK;
 	ctx->polling = 1;
+	msga__ctx_enter(ctx);
 	done = ctx_poll(ctx, budget);
 	ctx->polling = 0;
+	msga__ctx_leave(ctx);
 	return done;
 }
 

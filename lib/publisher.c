@@ -187,10 +187,18 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 
 MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
+	if (!pub || pub->dead)
+		return;
+	if (pub->ctx->busy)
+		msga__ctx_bury_pub(pub); /* from a callback: freed later */
+	else
+		msga__pub_free(pub);
+}
+
+void msga__pub_free(struct msga_pub *pub)
+{
 	struct msga__list *pos, *tmp;
 
-	if (!pub)
-		return;
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
 		msga__conn_kill(own_conn(pos), 0, 0);
 		msga__conn_free(own_conn(pos));
@@ -618,11 +626,13 @@ static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 		ret = msga_ctx_poll(pub->ctx, 64);
 		if (ret < 0)
 			return ret;
+		if (pub->dead)
+			return -ESHUTDOWN; /* a callback destroyed it */
 	}
 }
 
-MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
-			    size_t len, struct msga_claim *claim)
+static int pub_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
+		     struct msga_claim *claim)
 {
 	uint32_t slot;
 	int ret;
@@ -662,6 +672,20 @@ MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 	claim->priv_[1] = pub->claim.gen;
 	claim->priv_[2] = 0;
 	return 0;
+}
+
+/* (a blocking claim polls, and so may run callbacks: poll.c) */
+MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
+			    size_t len, struct msga_claim *claim)
+{
+	int ret;
+
+	if (!pub)
+		return -EINVAL;
+	msga__ctx_enter(pub->ctx);
+	ret = pub_claim(pub, topic_id, len, claim);
+	msga__ctx_leave(pub->ctx);
+	return ret;
 }
 
 /*
@@ -832,7 +856,7 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 	return ret > 0;
 }
 
-MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
+static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	/* From here on only the publisher's own record (claim_ok). */
 	struct msga_claim mine;
@@ -856,6 +880,19 @@ MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 		return ret;
 	}
 	return commit_small(pub, slot, mine.topic_id, mine.data, mine.len);
+}
+
+/* (a connection that fails here raises its event at once: poll.c) */
+MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
+{
+	int ret;
+
+	if (!pub)
+		return -EINVAL;
+	msga__ctx_enter(pub->ctx);
+	ret = pub_commit(pub, claim);
+	msga__ctx_leave(pub->ctx);
+	return ret;
 }
 
 MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
@@ -898,8 +935,8 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 	return ret ? ret : commit_small(pub, CLAIM_INLINE, topic_id, data, len);
 }
 
-MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
-			   const void *data, size_t len)
+static int pub_send(struct msga_pub *pub, uint32_t topic_id,
+		    const void *data, size_t len)
 {
 	struct msga_claim claim;
 	int ret;
@@ -917,6 +954,19 @@ MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 	if (len)
 		memcpy(claim.data, data, len);
 	return msga_pub_commit(pub, &claim);
+}
+
+MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
+			   const void *data, size_t len)
+{
+	int ret;
+
+	if (!pub)
+		return -EINVAL;
+	msga__ctx_enter(pub->ctx);
+	ret = pub_send(pub, topic_id, data, len);
+	msga__ctx_leave(pub->ctx);
+	return ret;
 }
 
 /*

@@ -128,6 +128,8 @@ struct msga__conn {
 	struct ibv_mr *rx_mr;
 	struct msga__rxslot *rx_slots;
 	struct msga__srq *srq;         /* receives from here instead (srq.h) */
+	uint64_t srq_quiet_by;         /* dying: LAST_WQE_REACHED deadline */
+	int srq_last_wqe;              /* ... or it came */
 	uint32_t holds;
 	struct msga__rxslot *cur;      /* slot being delivered, for hold */
 
@@ -251,6 +253,7 @@ struct msga_pub {
 	uint32_t next_dest_id;
 	int ndests;
 	uint64_t pump_mask;             /* dest slots the message goes to */
+	int dead;                       /* destroyed in a callback (poll.c) */
 };
 
 struct msga_sub {
@@ -271,6 +274,7 @@ struct msga_sub {
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
+	int dead;                      /* destroyed in a callback (poll.c) */
 };
 
 /*
@@ -382,6 +386,29 @@ void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t now,
 void msga__ctx_timer_ack(struct msga_ctx *ctx);
 
 /* poll.c */
+/*
+ * Every path that may run a user callback (msga_ctx_poll, and publishing
+ * calls whose failures raise events) runs between enter and leave. A
+ * destroy while inside frees nothing: it kills the object's connections
+ * and marks it dead (bury); the memory goes when the outermost leave
+ * returns, so no list walk or caller up the stack holds a freed pointer.
+ */
+void msga__ctx_reap(struct msga_ctx *ctx);
+static inline void msga__ctx_enter(struct msga_ctx *ctx)
+{
+	ctx->busy++;
+}
+
+static inline void msga__ctx_leave(struct msga_ctx *ctx)
+{
+	if (!--ctx->busy && ctx->reap)
+		msga__ctx_reap(ctx);
+}
+void msga__ctx_bury_pub(struct msga_pub *pub);
+void msga__ctx_bury_sub(struct msga_sub *sub);
+/* The frees behind msga_pub_destroy() and msga_sub_destroy(). */
+void msga__pub_free(struct msga_pub *pub);
+void msga__sub_free(struct msga_sub *sub);
 int msga__ctx_cm_channel(struct msga_ctx *ctx);
 /* We started a connection manager exchange: look for its events often. */
 void msga__ctx_cm_soon(struct msga_ctx *ctx);

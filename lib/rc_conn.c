@@ -71,6 +71,9 @@ static int conn_create_qp(struct msga__conn *c)
 			      &c->armed, c->ctx->comp_channel, 0);
 	if (!c->cq)
 		return msga__neg_errno(ENOMEM);
+	/* (a program may sleep on msga_ctx_fd() before it polls this CQ) */
+	if (c->ctx->evmode && !ibv_req_notify_cq(c->cq, 0))
+		c->armed = 1;
 	qia.send_cq = c->cq;
 	qia.recv_cq = c->cq; /* also of SRQ receives this QP takes */
 	if (c->srq) {
@@ -116,8 +119,8 @@ int msga__conn_setup(struct msga__conn *c)
  * The QP and CQ go; buffers and the place on the SRQ stay. Used before a
  * connect is tried again on a new cm_id (the QP belongs to the old id),
  * and by msga__conn_free. SRQ receives the QP took go back to the SRQ: it
- * is put in error and its CQ reaped, and once the QP is destroyed the CQ
- * is reaped again, for a receive that was in progress (srq.c).
+ * is put in error, LAST_WQE_REACHED (or its deadline) awaited and its CQ
+ * reaped, and once the QP is destroyed the CQ is reaped again (srq.c).
  */
 void msga__conn_drop_qp(struct msga__conn *c)
 {
@@ -339,6 +342,7 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 			       c->id, c->peer);
 	if (c->cm && c->qp)
 		rdma_disconnect(c->cm);
+	msga__srq_conn_error(c); /* (freed once LAST_WQE_REACHED, srq.c) */
 	if (c->pub)
 		msga__pub_conn_gone(c);
 	if (!notify)

@@ -4,6 +4,8 @@
  * first SEND/RECV connection, grown by a chunk of posted receives per
  * connection beyond the high-water mark, destroyed with the subscriber.
  */
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 
 #include "srq.h"
@@ -19,8 +21,11 @@ static int srq_post(struct msga__srq *s, uint32_t idx)
 		.wr_id = MSGA__SRQ_WR_TAG | idx, .sg_list = &sge, .num_sge = 1,
 	};
 	struct ibv_recv_wr *bad;
+	int ret = -ibv_post_srq_recv(s->srq, &wr, &bad);
 
-	return -ibv_post_srq_recv(s->srq, &wr, &bad);
+	if (!ret)
+		s->posted++;
+	return ret;
 }
 
 /* One more chunk, all of it posted before its connection can connect. */
@@ -48,6 +53,7 @@ static int srq_create(struct msga_sub *sub, uint32_t slot_size)
 	uint32_t max_conns = MSGA__SRQ_MAX_CONNS;
 	struct ibv_srq_init_attr sia = { .attr = { .max_sge = 1 } };
 	struct msga__srq *s;
+	int fl;
 
 	/* What the device cannot hold goes to per-connection receives. */
 	if ((uint32_t)da->max_srq_wr / MSGA__SRQ_CONN_CREDITS < max_conns)
@@ -69,6 +75,10 @@ static int srq_create(struct msga_sub *sub, uint32_t slot_size)
 	s->slot_size = slot_size;
 	s->max_conns = max_conns;
 	sub->srq = s;
+	/* LAST_WQE_REACHED is read without blocking (msga__srq_events) */
+	fl = fcntl(sub->ctx->verbs->async_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(sub->ctx->verbs->async_fd, F_SETFL, fl | O_NONBLOCK);
 	return 0;
 }
 
@@ -117,28 +127,90 @@ static void srq_drain_cq(struct msga__conn *c)
 	int n;
 
 	while ((n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
-		for (int i = 0; i < n; i++)
-			if (msga__srq_wr(wc[i].wr_id))
-				srq_post(c->srq, (uint32_t)(wc[i].wr_id &
+		for (int i = 0; i < n; i++) {
+			if (!msga__srq_wr(wc[i].wr_id))
+				continue;
+			msga__srq_taken(c->srq);
+			srq_post(c->srq, (uint32_t)(wc[i].wr_id &
 						    ~MSGA__SRQ_WR_TAG));
+		}
 	}
+}
+
+/*
+ * The device's asynchronous events, without blocking: the one we wait for
+ * is a QP's LAST_WQE_REACHED, which says it takes no more SRQ receives.
+ * Every event is acknowledged at once (ibv_destroy_qp waits for that).
+ */
+void msga__srq_events(struct msga_ctx *ctx)
+{
+	struct ibv_async_event ev;
+	struct msga__list *pos, *tmp;
+
+	while (!ibv_get_async_event(ctx->verbs, &ev)) {
+		if (ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+			msga__list_for_each_safe(pos, tmp, &ctx->conns) {
+				struct msga__conn *c = msga__container_of(pos,
+						struct msga__conn, ctx_node);
+
+				if (c->qp && c->qp == ev.element.qp)
+					c->srq_last_wqe = 1;
+			}
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+/*
+ * Stop a QP that shares the SRQ: in the error state it flushes what it
+ * holds, and the device says LAST_WQE_REACHED once it will take no more
+ * SRQ receives. Only then may it be destroyed without losing one that
+ * completes in between; we wait for it until MSGA__SRQ_QUIET_NS from now.
+ */
+void msga__srq_conn_error(struct msga__conn *c)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+	if (!c->srq || !c->qp || c->srq_quiet_by)
+		return;
+	ibv_modify_qp(c->qp, &qa, IBV_QP_STATE);
+	c->srq_quiet_by = msga__now_ns() + MSGA__SRQ_QUIET_NS;
+}
+
+int msga__srq_quiet(struct msga__conn *c, uint64_t now)
+{
+	/* (a QP that never got ready took no SRQ receive) */
+	if (!c->srq || !c->qp || !c->was_ready || c->srq_last_wqe ||
+	    c->srq->closing)
+		return 1;
+	msga__srq_conn_error(c);
+	msga__srq_events(c->ctx);
+	return c->srq_last_wqe || now >= c->srq_quiet_by;
 }
 
 /*
  * Unlike its own receive queue, a QP's share of an SRQ is not flushed when
  * it dies, but a receive it took (reaped or not, or in progress: the error
  * state completes that one with a flush status) must go back. So: error
- * state, reap the CQ, and after the QP is destroyed reap it once more
- * (msga__conn_drop_qp calls this on both sides of rdma_destroy_qp).
+ * state, LAST_WQE_REACHED or its deadline (the reaper waits without
+ * blocking, msga__srq_quiet; here only what is left of the deadline is
+ * waited for, on the async fd), reap the CQ, and after the QP is
+ * destroyed reap it once more (msga__conn_drop_qp calls this on both
+ * sides of rdma_destroy_qp).
  */
 void msga__srq_conn_drain(struct msga__conn *c)
 {
-	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	uint64_t now = msga__now_ns();
 
 	if (!c->srq || !c->cq)
 		return;
-	if (c->qp)
-		ibv_modify_qp(c->qp, &qa, IBV_QP_STATE);
+	while (!msga__srq_quiet(c, now)) {
+		struct pollfd p = { .fd = c->ctx->verbs->async_fd,
+				    .events = POLLIN };
+
+		poll(&p, 1, (int)((c->srq_quiet_by - now) / 1000000u) + 1);
+		now = msga__now_ns();
+	}
 	srq_drain_cq(c);
 }
 

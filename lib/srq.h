@@ -33,6 +33,15 @@
  * (a send's id is its sequence number, far below 2^63) even in an error
  * completion, whose opcode is undefined. */
 #define MSGA__SRQ_WR_TAG (1ull << 63)
+/*
+ * How long a dying QP waits for LAST_WQE_REACHED before it is destroyed
+ * anyway. Linux 6.1's rxe and siw never raise it (rdmavt, mlx5, bnxt_re,
+ * hns and cxgb4 do). siw completes an SRQ receive in progress with a
+ * flush status inside the move to the error state (siw_rq_flush); rxe
+ * does it later, from its responder task (get_req, check_resource), so
+ * there the deadline is what lets that flush land before the QP goes.
+ */
+#define MSGA__SRQ_QUIET_NS 100000000ull
 
 struct msga__srq {
 	struct ibv_srq *srq;
@@ -42,6 +51,10 @@ struct msga__srq {
 	uint32_t slot_size;
 	uint32_t nchunks;                      /* chunks posted */
 	uint32_t nconns, max_conns;            /* attached connections */
+	/* Receives on the SRQ now: posted minus completions reaped. Once
+	 * every connection is idle it equals nchunks * CONN_CREDITS. */
+	uint32_t posted;
+	int closing;                           /* being destroyed: no wait */
 };
 
 /* Attach a subscriber's SEND/RECV connection before its QP exists:
@@ -54,6 +67,17 @@ int msga__srq_repost(struct msga__conn *c, uint32_t idx);
  * in error; msga__conn_drop_qp calls it before and after the QP goes.
  */
 void msga__srq_conn_drain(struct msga__conn *c);
+/* A completion of an SRQ receive was reaped: it left the SRQ. */
+static inline void msga__srq_taken(struct msga__srq *s)
+{
+	s->posted--;
+}
+/* c died: put its QP in error and start waiting for LAST_WQE_REACHED. */
+void msga__srq_conn_error(struct msga__conn *c);
+/* 1 when c's QP takes no more SRQ receives (or the deadline passed). */
+int msga__srq_quiet(struct msga__conn *c, uint64_t now);
+/* Read (and acknowledge) the device's asynchronous events. */
+void msga__srq_events(struct msga_ctx *ctx);
 /* c no longer counts on the SRQ (its QP and CQ are gone). */
 void msga__srq_detach(struct msga__conn *c);
 void msga__srq_destroy(struct msga__srq *s);

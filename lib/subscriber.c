@@ -58,10 +58,20 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 
 MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 {
+	if (!sub || sub->dead)
+		return;
+	if (sub->ctx->busy)
+		msga__ctx_bury_sub(sub); /* from a callback: freed later */
+	else
+		msga__sub_free(sub);
+}
+
+void msga__sub_free(struct msga_sub *sub)
+{
 	struct msga__list *pos, *tmp;
 
-	if (!sub)
-		return;
+	if (sub->srq)
+		sub->srq->closing = 1; /* it goes too: no receive to save */
 	msga__list_for_each_safe(pos, tmp, &sub->conns) {
 		msga__conn_kill(own_conn(pos), 0, 0);
 		msga__conn_free(own_conn(pos));
