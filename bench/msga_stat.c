@@ -213,6 +213,7 @@ static const char *event_name(enum msga_event_type t)
 	case MSGA_EVENT_GAP: return "gap";
 	case MSGA_EVENT_DUPLICATE: return "duplicate";
 	case MSGA_EVENT_REORDER: return "reorder";
+	case MSGA_EVENT_STREAM_OVERFLOW: return "stream-overflow";
 	}
 	return "event";
 }
@@ -222,7 +223,8 @@ static void print_event(const struct msga_event *ev, const struct member *m)
 	const char *uri = m ? m->uri : "?";
 
 	if (ev->type == MSGA_EVENT_GAP || ev->type == MSGA_EVENT_DUPLICATE ||
-	    ev->type == MSGA_EVENT_REORDER) {
+	    ev->type == MSGA_EVENT_REORDER ||
+	    ev->type == MSGA_EVENT_STREAM_OVERFLOW) {
 		fprintf(stderr, "msga_stat: %s %s origin %016" PRIx64
 			" seq %" PRIu64 " count %" PRIu64 " (%s)\n",
 			event_name(ev->type), ev->topic ? ev->topic : "?",
