@@ -26,7 +26,6 @@
 #define MSGA__UD_SIG_EVERY 32u
 #define MSGA__UD_GRH 40u
 #define MSGA__UD_HDR_SLOT 128u       /* per send queue slot: header */
-#define MSGA__UD_REASM_SLOTS 4u
 #define MSGA__UD_REASM_TIMEOUT_NS 100000000ull /* 100 ms */
 #define MSGA__UD_MIN_FRAG 128u
 #define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */

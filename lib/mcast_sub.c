@@ -43,8 +43,11 @@ int msga__msub_init(struct msga_sub *sub)
 	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX);
 	if (ret)
 		return ret;
-	/* Allocated now, not on the first fragment: no surprise later. */
-	ret = msga__reasm_init(&sub->reasm, MSGA__UD_REASM_SLOTS, MSGA_MSG_MAX,
+	/*
+	 * One message in reassembly per stream (a stream's index in the
+	 * table is its index there), all within the default byte budget.
+	 */
+	ret = msga__reasm_init(&sub->reasm, MSGA_SUB_STREAMS_MAX, MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
 		msga__ustreams_fini(&sub->streams);
