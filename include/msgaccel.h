@@ -184,7 +184,7 @@ struct msga_event {
 	struct msga_pub *pub;   /* the publisher, or NULL */
 	struct msga_sub *sub;   /* the subscriber, or NULL */
 	const char *peer;       /* "address:port" of the other side */
-	/* GAP, DUPLICATE and REORDER only (else NULL and 0): */
+	/* GAP, DUPLICATE, REORDER and STREAM_OVERFLOW only (else NULL, 0): */
 	const char *topic;      /* the stream's topic */
 	uint64_t origin;        /* the stream's publisher (msga_msg.origin) */
 	uint64_t seq;           /* first number concerned */

@@ -26,9 +26,13 @@
 #define MSGA__UD_SIG_EVERY 32u
 #define MSGA__UD_GRH 40u
 #define MSGA__UD_HDR_SLOT 128u       /* per send queue slot: header */
-#define MSGA__UD_REASM_SLOTS 4u
 #define MSGA__UD_REASM_TIMEOUT_NS 100000000ull /* 100 ms */
 #define MSGA__UD_MIN_FRAG 128u
+/*
+ * A stream silent this many peer timeouts (msga_ctx_attr.peer_timeout_ms)
+ * may be forgotten when a new stream needs its place in the table.
+ */
+#define MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS 3u
 #define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */

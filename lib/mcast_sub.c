@@ -30,8 +30,16 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 {
 	struct msga_sub *sub = arg;
 
-	if (stream < sub->streams.n)
+	if (stream < sub->streams.top && sub->streams.streams[stream].used)
 		sub->streams.streams[stream].reasm_drops++;
+}
+
+/* A forgotten stream's index will name another: its reassembly goes. */
+static void on_stream_evict(void *arg, uint32_t idx)
+{
+	struct msga_sub *sub = arg;
+
+	msga__reasm_forget(&sub->reasm, idx);
 }
 
 int msga__msub_init(struct msga_sub *sub)
@@ -43,8 +51,15 @@ int msga__msub_init(struct msga_sub *sub)
 	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX);
 	if (ret)
 		return ret;
-	/* Allocated now, not on the first fragment: no surprise later. */
-	ret = msga__reasm_init(&sub->reasm, MSGA__UD_REASM_SLOTS, MSGA_MSG_MAX,
+	sub->streams.idle_ns = MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS *
+			       sub->ctx->peer_timeout_ns;
+	sub->streams.on_evict = on_stream_evict;
+	sub->streams.evict_arg = sub;
+	/*
+	 * One message in reassembly per stream (a stream's index in the
+	 * table is its index there), all within the default byte budget.
+	 */
+	ret = msga__reasm_init(&sub->reasm, MSGA_SUB_STREAMS_MAX, MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
 		msga__ustreams_fini(&sub->streams);
@@ -99,20 +114,33 @@ void msga__msub_on_group(struct msga__mgroup *g, int status)
 	msga__udep_kill(g->ep, status, 0);
 }
 
-static void stream_event(struct msga__udep *ep, const struct msga__ustream *s,
-			 enum msga_event_type type, uint64_t seq,
-			 uint64_t count)
+static void topic_event(struct msga__udep *ep, const char *topic,
+			uint64_t origin, enum msga_event_type type,
+			uint64_t seq, uint64_t count)
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_event ev = {
 		.type = type, .conn_id = ep->id, .sub = sub,
 		.peer = ep->ngroups ? ep->groups[0].name : "",
-		.topic = s->topic, .origin = s->origin, .seq = seq,
-		.count = count,
+		.topic = topic, .origin = origin, .seq = seq, .count = count,
 	};
 
 	if (sub->on_event)
 		sub->on_event(&ev, sub->user);
+}
+
+static void stream_event(struct msga__udep *ep, const struct msga__ustream *s,
+			 enum msga_event_type type, uint64_t seq,
+			 uint64_t count)
+{
+	topic_event(ep, s->topic, s->origin, type, seq, count);
+}
+
+/* A membership that stopped: its streams go, a new one starts afresh. */
+static void stop_mship(struct msga__udep *ep, int status, int notify)
+{
+	msga__udep_kill(ep, status, notify);
+	msga__ustreams_evict_conn(&ep->sub->streams, ep->id);
 }
 
 /* Sequence check, events, then the user's callback. */
@@ -136,7 +164,7 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 		stream_event(ep, s, MSGA_EVENT_GAP, h->seq - missing, missing);
 		if (sub->flags & MSGA_SUB_STOP_ON_GAP) {
 			s->seq.c.delivered--; /* it is not */
-			msga__udep_kill(ep, -EPIPE, 1);
+			stop_mship(ep, -EPIPE, 1);
 			return;
 		}
 		break;
@@ -184,6 +212,38 @@ static int is_local(const struct msga_sub *sub, uint64_t origin)
 	       (uint32_t)(origin >> 32) == msga__host_id();
 }
 
+/* Whether membership conn_id is still receiving. */
+static int mship_live(struct msga_sub *sub, uint32_t conn_id)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->mships)
+		if (mship(pos)->id == conn_id)
+			return !mship(pos)->dead;
+	return 0;
+}
+
+/*
+ * The datagram's stream. A stream left by a membership that ended (how
+ * ever it ended) starts afresh on the new one: its old sequence state
+ * would report everything sent in between as lost.
+ */
+static struct msga__ustream *stream_of(struct msga__udep *ep,
+				       const struct msga__udw_hdr *h,
+				       uint64_t now_ns)
+{
+	struct msga__ustreams *t = &ep->sub->streams;
+	struct msga__ustream *s;
+
+	s = msga__ustreams_get(t, h->origin, h->topic, h->topic_len, ep->id,
+			       now_ns);
+	if (!s || s->conn_id == ep->id || mship_live(ep->sub, s->conn_id))
+		return s;
+	msga__ustreams_evict(t, s);
+	return msga__ustreams_get(t, h->origin, h->topic, h->topic_len, ep->id,
+				  now_ns);
+}
+
 static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		     const char *buf, uint32_t n, uint64_t now_ns)
 {
@@ -213,10 +273,13 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		sub->st.filtered++;
 		return;
 	}
-	s = msga__ustreams_get(&sub->streams, h.origin, h.topic, h.topic_len,
-			       ep->id);
+	s = stream_of(ep, &h, now_ns);
 	if (!s) {
 		sub->st.overflow++;
+		if (msga__ustreams_refused_first(&sub->streams, h.origin,
+						 h.topic, h.topic_len))
+			topic_event(ep, topic, h.origin,
+				    MSGA_EVENT_STREAM_OVERFLOW, h.seq, 1);
 		return;
 	}
 	if (h.flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
@@ -286,7 +349,7 @@ int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		if (ep->id == conn_id && !ep->dead) {
 			if (ep->unicast)
 				msga__usub_leave(ep);
-			msga__udep_kill(ep, 0, 0);
+			stop_mship(ep, 0, 0);
 			return 0;
 		}
 	}
@@ -321,10 +384,21 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	size = out->size < sizeof(all) ? out->size : (uint32_t)sizeof(all);
 	*st = sub->st;
 	st->size = size;
-	st->streams = sub->streams.n;
-	for (uint32_t i = 0; i < sub->streams.n; i++) {
-		const struct msga__ustream *s = &sub->streams.streams[i];
+	st->streams = sub->streams.top;
+	st->evicted = sub->streams.evicted;
+	st->msgs = sub->streams.gone.msgs;
+	st->bytes = sub->streams.gone.bytes;
+	st->gaps = sub->streams.gone.gaps;
+	st->missing = sub->streams.gone.missing;
+	st->dups = sub->streams.gone.dups;
+	st->late = sub->streams.gone.late;
+	st->reasm_drops = sub->streams.gone.reasm_drops;
+	for (uint32_t i = 0; i < sub->streams.top; i++) {
+		const struct msga__ustream *s = msga__ustreams_at(&sub->streams,
+								  i);
 
+		if (!s)
+			continue;
 		st->msgs += s->seq.c.delivered;
 		st->bytes += s->bytes;
 		st->gaps += s->seq.c.gaps;
@@ -340,15 +414,17 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
 				   struct msga_stream_stats *out)
 {
+	const struct msga__ustream *s;
 	struct msga_stream_stats st;
 	uint32_t size;
 
 	if (!sub || !out || out->size < STREAM_STATS_MIN)
 		return -EINVAL;
-	if (idx >= sub->streams.n)
-		return -ENOENT;
+	s = msga__ustreams_at(&sub->streams, idx);
+	if (!s)
+		return -ENOENT; /* never used, or evicted */
 	size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
-	msga__ustream_stats(&sub->streams.streams[idx], &st);
+	msga__ustream_stats(s, &st);
 	st.size = size;
 	memcpy(out, &st, size);
 	return 0;

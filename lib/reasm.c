@@ -7,49 +7,38 @@
 #include "reasm.h"
 #include "rx_clock.h"
 
-enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_DONE };
-
-struct msga__reasm_slot {
-	enum slot_state state;
-	uint64_t stream, msg_seq, started_ns; /* last fragment's time */
-	uint32_t total_len, got_len, frag_size;
-	uint8_t *buf;
-	uint64_t *have;      /* one bit per fragment */
+enum slot_state {
+	SLOT_FREE,
+	SLOT_FILLING,
+	SLOT_DONE,      /* complete, until released */
+	SLOT_REFUSED,   /* msg_seq was over budget: its fragments are ignored */
 };
 
-static uint32_t max_frags(const struct msga__reasm *r)
-{
-	return (r->max_msg + r->frag_size - 1) / r->frag_size;
-}
+/* A stream's message in reassembly. */
+struct msga__reasm_slot {
+	enum slot_state state;
+	uint64_t msg_seq, last_ns;   /* last fragment's time */
+	uint32_t total_len, got_len, frag_size;
+	uint32_t lru_prev, lru_next; /* FILLING: 1 + index, 0 none */
+	uint64_t bytes;              /* of buf and have, against the budget */
+	uint8_t *buf;
+	uint64_t *have;              /* one bit per fragment */
+};
 
-static size_t have_words(const struct msga__reasm *r)
-{
-	return (max_frags(r) + 63) / 64;
-}
-
-int msga__reasm_init(struct msga__reasm *r, unsigned int nslots,
+int msga__reasm_init(struct msga__reasm *r, unsigned int nstreams,
 		     uint32_t max_msg, uint32_t frag_size, uint64_t timeout_ns)
 {
 	memset(r, 0, sizeof(*r));
-	if (!nslots || !max_msg || !frag_size || frag_size > max_msg ||
+	if (!nstreams || !max_msg || !frag_size || frag_size > max_msg ||
 	    !timeout_ns)
 		return -EINVAL;
-	r->nslots = nslots;
+	r->nslots = nstreams;
 	r->max_msg = max_msg;
 	r->frag_size = frag_size;
 	r->timeout_ns = timeout_ns;
-	r->slots = calloc(nslots, sizeof(*r->slots));
-	if (!r->slots)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < nslots; i++) {
-		r->slots[i].buf = malloc(max_msg);
-		r->slots[i].have = calloc(have_words(r), sizeof(uint64_t));
-		if (!r->slots[i].buf || !r->slots[i].have) {
-			msga__reasm_fini(r);
-			return -ENOMEM;
-		}
-	}
-	return 0;
+	r->budget = MSGA__REASM_BUDGET_DEFAULT;
+	r->slots = calloc(nstreams, sizeof(*r->slots));
+	return r->slots ? 0 : -ENOMEM;
 }
 
 void msga__reasm_fini(struct msga__reasm *r)
@@ -63,48 +52,56 @@ void msga__reasm_fini(struct msga__reasm *r)
 	r->nslots = 0;
 }
 
-static void slot_reset(struct msga__reasm *r, struct msga__reasm_slot *s)
+static uint32_t index_of(const struct msga__reasm *r,
+			 const struct msga__reasm_slot *s)
 {
-	if (s->state == SLOT_FILLING && r->on_drop)
-		r->on_drop(r->drop_arg, s->stream);
-	s->state = SLOT_FREE;
-	s->got_len = 0;
-	memset(s->have, 0, have_words(r) * sizeof(uint64_t));
+	return (uint32_t)(s - r->slots);
 }
 
-/* The slot of (stream, msg_seq), or a free one, or the oldest evicted. */
-static struct msga__reasm_slot *slot_for(struct msga__reasm *r,
-					 const struct msga__frag *f,
-					 uint64_t now_ns)
+static void lru_unlink(struct msga__reasm *r, struct msga__reasm_slot *s)
 {
-	struct msga__reasm_slot *free_slot = NULL, *oldest = NULL;
+	if (s->lru_prev)
+		r->slots[s->lru_prev - 1].lru_next = s->lru_next;
+	else
+		r->lru_head = s->lru_next;
+	if (s->lru_next)
+		r->slots[s->lru_next - 1].lru_prev = s->lru_prev;
+	else
+		r->lru_tail = s->lru_prev;
+	s->lru_prev = s->lru_next = 0;
+}
 
-	for (unsigned int i = 0; i < r->nslots; i++) {
-		struct msga__reasm_slot *s = &r->slots[i];
+/* s got a fragment: it is now the most recently fed. */
+static void lru_append(struct msga__reasm *r, struct msga__reasm_slot *s)
+{
+	uint32_t me = index_of(r, s) + 1;
 
-		if (s->state == SLOT_FILLING && s->stream == f->stream &&
-		    s->msg_seq == f->msg_seq)
-			return s;
-		if (s->state == SLOT_FREE && !free_slot)
-			free_slot = s;
-		if (s->state == SLOT_FILLING &&
-		    (!oldest || s->started_ns < oldest->started_ns))
-			oldest = s;
+	s->lru_prev = r->lru_tail;
+	s->lru_next = 0;
+	if (r->lru_tail)
+		r->slots[r->lru_tail - 1].lru_next = me;
+	else
+		r->lru_head = me;
+	r->lru_tail = me;
+}
+
+/* Free s's buffer; a message dropped incomplete is told to on_drop. */
+static void slot_reset(struct msga__reasm *r, struct msga__reasm_slot *s)
+{
+	if (s->state == SLOT_FILLING) {
+		lru_unlink(r, s);
+		r->pending--;
+		if (r->on_drop)
+			r->on_drop(r->drop_arg, index_of(r, s));
 	}
-	if (!free_slot) {
-		if (!oldest)
-			return NULL; /* every slot holds a completed message */
-		r->c.dropped_evicted++;
-		slot_reset(r, oldest);
-		free_slot = oldest;
-	}
-	free_slot->state = SLOT_FILLING;
-	free_slot->stream = f->stream;
-	free_slot->msg_seq = f->msg_seq;
-	free_slot->total_len = f->total_len;
-	free_slot->frag_size = f->frag_size ? f->frag_size : r->frag_size;
-	free_slot->started_ns = now_ns;
-	return free_slot;
+	free(s->buf);
+	free(s->have);
+	s->buf = NULL;
+	s->have = NULL;
+	r->used -= s->bytes;
+	s->bytes = 0;
+	s->got_len = 0;
+	s->state = SLOT_FREE;
 }
 
 /* Fragment geometry: every fragment but the last is frag_size long. */
@@ -114,12 +111,82 @@ static uint32_t frag_size_of(const struct msga__reasm *r,
 	return f->frag_size ? f->frag_size : r->frag_size;
 }
 
+/*
+ * Begin f's message in s, within the budget. 0, or -ENOBUFS when it does
+ * not fit (s is then REFUSED for it, so the drop is counted once).
+ */
+static int slot_start(struct msga__reasm *r, struct msga__reasm_slot *s,
+		      const struct msga__frag *f, uint64_t now_ns)
+{
+	uint32_t fs = frag_size_of(r, f);
+	size_t words = ((f->total_len + fs - 1) / fs + 63) / 64;
+	uint64_t bytes = f->total_len + words * sizeof(uint64_t);
+
+	s->msg_seq = f->msg_seq;
+	if (bytes > r->budget - r->used ||
+	    !(s->buf = malloc(f->total_len)) ||
+	    !(s->have = calloc(words, sizeof(uint64_t)))) {
+		free(s->buf);
+		s->buf = NULL;
+		s->state = SLOT_REFUSED;
+		r->c.dropped_budget++;
+		if (r->on_drop)
+			r->on_drop(r->drop_arg, index_of(r, s));
+		return -ENOBUFS;
+	}
+	s->bytes = bytes;
+	r->used += bytes;
+	s->state = SLOT_FILLING;
+	s->total_len = f->total_len;
+	s->frag_size = fs;
+	s->last_ns = now_ns;
+	r->pending++;
+	lru_append(r, s);
+	return 0;
+}
+
+/*
+ * The slot that takes f, or NULL when f is to be ignored: a stream's newer
+ * message replaces its older incomplete one, never the other way round.
+ */
+static struct msga__reasm_slot *slot_for(struct msga__reasm *r,
+					 const struct msga__frag *f,
+					 uint64_t now_ns)
+{
+	struct msga__reasm_slot *s = &r->slots[f->stream];
+
+	switch (s->state) {
+	case SLOT_FILLING:
+		if (f->msg_seq == s->msg_seq)
+			return s;
+		if (f->msg_seq < s->msg_seq) {
+			r->c.stale_fragments++;
+			return NULL;
+		}
+		r->c.dropped_evicted++;
+		slot_reset(r, s);
+		break;
+	case SLOT_REFUSED:
+		if (f->msg_seq == s->msg_seq)
+			return NULL;
+		slot_reset(r, s);
+		break;
+	case SLOT_DONE: /* a new fragment while the last one is delivered */
+		r->c.dropped_evicted++;
+		return NULL;
+	case SLOT_FREE:
+		break;
+	}
+	return slot_start(r, s, f, now_ns) ? NULL : s;
+}
+
 static int frag_valid(const struct msga__reasm *r, const struct msga__frag *f)
 {
 	uint32_t fs = frag_size_of(r, f), last_len;
 
-	if (!f->total_len || f->total_len > r->max_msg || !f->len ||
-	    fs < r->frag_size || f->offset % fs || f->offset >= f->total_len)
+	if (f->stream >= r->nslots || !f->total_len ||
+	    f->total_len > r->max_msg || !f->len || fs < r->frag_size ||
+	    f->offset % fs || f->offset >= f->total_len)
 		return 0;
 	last_len = f->total_len - f->offset < fs ? f->total_len - f->offset :
 						   fs;
@@ -137,10 +204,8 @@ int msga__reasm_add(struct msga__reasm *r, const struct msga__frag *f,
 		return -EINVAL;
 	}
 	s = slot_for(r, f, now_ns);
-	if (!s) {
-		r->c.dropped_evicted++; /* all slots await release */
+	if (!s)
 		return 0;
-	}
 	if (s->total_len != f->total_len || s->frag_size != frag_size_of(r, f)) {
 		r->c.dropped_invalid++;
 		slot_reset(r, s);
@@ -152,11 +217,15 @@ int msga__reasm_add(struct msga__reasm *r, const struct msga__frag *f,
 		return 0;
 	}
 	s->have[idx / 64] |= 1ull << (idx % 64);
-	s->started_ns = now_ns; /* the timeout counts from the last fragment */
+	s->last_ns = now_ns; /* the timeout counts from the last fragment */
+	lru_unlink(r, s);
+	lru_append(r, s);
 	memcpy(s->buf + f->offset, f->data, f->len);
 	s->got_len += f->len;
 	if (s->got_len < s->total_len)
 		return 0;
+	lru_unlink(r, s);
+	r->pending--;
 	s->state = SLOT_DONE;
 	r->c.completed++;
 	*msg = s->buf;
@@ -164,32 +233,48 @@ int msga__reasm_add(struct msga__reasm *r, const struct msga__frag *f,
 	return 1;
 }
 
+/* Walks the streams: once per completed message, which took 2 datagrams. */
 void msga__reasm_release(struct msga__reasm *r, const void *msg)
 {
-	for (unsigned int i = 0; i < r->nslots; i++)
-		if (r->slots[i].buf == msg && r->slots[i].state == SLOT_DONE)
+	for (unsigned int i = 0; msg && i < r->nslots; i++)
+		if (r->slots[i].buf == msg && r->slots[i].state == SLOT_DONE) {
 			slot_reset(r, &r->slots[i]);
+			return;
+		}
+}
+
+void msga__reasm_forget(struct msga__reasm *r, uint64_t stream)
+{
+	struct msga__reasm_slot *s;
+
+	if (stream >= r->nslots)
+		return;
+	s = &r->slots[stream];
+	if (s->state == SLOT_FILLING)
+		r->c.dropped_evicted++;
+	if (s->state != SLOT_DONE) /* a message being delivered stays */
+		slot_reset(r, s);
 }
 
 /* The first ns at which a filling slot is stale. */
 static uint64_t stale_at(const struct msga__reasm *r,
 			 const struct msga__reasm_slot *s)
 {
-	return s->started_ns + r->timeout_ns + 1;
+	return s->last_ns + r->timeout_ns + 1;
 }
 
+/* The oldest filling slots come first: stop at the first one not stale. */
 unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < r->nslots; i++) {
-		struct msga__reasm_slot *s = &r->slots[i];
+	while (r->lru_head) {
+		struct msga__reasm_slot *s = &r->slots[r->lru_head - 1];
 
-		if (s->state == SLOT_FILLING &&
-		    msga__time_reached(now_ns, stale_at(r, s))) {
-			slot_reset(r, s);
-			n++;
-		}
+		if (!msga__time_reached(now_ns, stale_at(r, s)))
+			break;
+		slot_reset(r, s);
+		n++;
 	}
 	r->c.dropped_timeout += n;
 	return n;
@@ -197,22 +282,11 @@ unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 
 unsigned int msga__reasm_pending(const struct msga__reasm *r)
 {
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < r->nslots; i++)
-		n += r->slots[i].state == SLOT_FILLING;
-	return n;
+	return r->pending;
 }
 
 uint64_t msga__reasm_next_expiry(const struct msga__reasm *r)
 {
-	uint64_t next = UINT64_MAX;
-
-	for (unsigned int i = 0; i < r->nslots; i++) {
-		const struct msga__reasm_slot *s = &r->slots[i];
-
-		if (s->state == SLOT_FILLING && stale_at(r, s) < next)
-			next = stale_at(r, s);
-	}
-	return next;
+	return r->lru_head ? stale_at(r, &r->slots[r->lru_head - 1]) :
+			     UINT64_MAX;
 }

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reasm.h - reassembly of messages larger than a UD datagram (the path
- * MTU), with bounded memory. A fixed number of slots, each as large as the
- * largest message, is allocated once; fragments of one message go into one
- * slot at their offset, in any order. A message completes when all its
- * bytes arrived. Incomplete messages are dropped and counted when none of
- * their fragments arrived for the timeout (a big message still flowing is
- * not stale, however long it takes), or when every slot is busy and a new
- * message needs one (the least recently fed is evicted: fresh market data
- * beats stale). Pure logic.
+ * MTU), with bounded memory. Fragments of one message go into one buffer at
+ * their offset, in any order; a message completes when all its bytes
+ * arrived.
+ *
+ * Memory is bounded per stream, then globally: each stream (a small index,
+ * below the nstreams given at init) has at most one message in reassembly,
+ * so senders never evict each other's messages; a stream's newer message
+ * evicts only its own older incomplete one, and a fragment of a message
+ * older than the stream's current one is ignored. The buffers are
+ * allocated for a message's own size when its first fragment arrives, and
+ * all messages in reassembly together stay within a byte budget: a new
+ * message that does not fit is dropped (counted, and its later fragments
+ * ignored) until a message completes or times out. An incomplete message
+ * is dropped and counted when none of its fragments arrived for the
+ * timeout (a big message still flowing is not stale, however long it
+ * takes). Pure logic.
  */
 #ifndef MSGA_REASM_H
 #define MSGA_REASM_H
@@ -19,14 +27,16 @@
 struct msga__reasm_counters {
 	uint64_t completed;
 	uint64_t dropped_timeout;  /* incomplete past the timeout */
-	uint64_t dropped_evicted;  /* incomplete, slot needed for a newer one */
+	uint64_t dropped_evicted;  /* incomplete, its stream's next one began */
 	uint64_t dropped_invalid;  /* fragment inconsistent with its message */
 	uint64_t dup_fragments;    /* fragment already received: ignored */
+	uint64_t dropped_budget;   /* new message beyond the byte budget */
+	uint64_t stale_fragments;  /* of a message older than its stream's */
 };
 
 /* What one fragment says about itself (from its wire header). */
 struct msga__frag {
-	uint64_t stream;     /* publisher stream id */
+	uint64_t stream;     /* stream index, below the reassembler's nstreams */
 	uint64_t msg_seq;    /* the message's sequence number */
 	uint32_t total_len;  /* whole message */
 	uint32_t offset;     /* of this fragment's bytes */
@@ -37,12 +47,20 @@ struct msga__frag {
 
 struct msga__reasm_slot;
 
+/* Budget of bytes in reassembly at once: 16 messages of the largest size. */
+#define MSGA__REASM_BUDGET_DEFAULT (16ull << 20)
+
 struct msga__reasm {
-	struct msga__reasm_slot *slots;
-	unsigned int nslots;
+	struct msga__reasm_slot *slots; /* one per stream */
+	unsigned int nslots;  /* streams */
 	uint32_t max_msg;     /* largest message accepted */
 	uint32_t frag_size;   /* smallest fragment payload accepted */
 	uint64_t timeout_ns;
+	uint64_t budget;      /* bytes of buffers at once; the owner may set */
+	uint64_t used;        /* bytes of buffers now */
+	unsigned int pending; /* messages being reassembled */
+	/* Filling slots by last fragment, oldest first: 1 + index, 0 none. */
+	uint32_t lru_head, lru_tail;
 	struct msga__reasm_counters c;
 	/* Told of every message dropped incomplete, for per-stream counts. */
 	void (*on_drop)(void *arg, uint64_t stream);
@@ -50,24 +68,32 @@ struct msga__reasm {
 };
 
 /*
- * Allocate nslots * max_msg bytes up front. frag_size is the smallest
- * fragment a message may be cut into (each message says its own, at
- * least this). 0 or -EINVAL / -ENOMEM.
+ * Room for nstreams streams (fragments name a stream below it), with the
+ * default byte budget. frag_size is the smallest fragment a message may be
+ * cut into (each message says its own, at least this). 0 or -EINVAL /
+ * -ENOMEM.
  */
-int msga__reasm_init(struct msga__reasm *r, unsigned int nslots,
+int msga__reasm_init(struct msga__reasm *r, unsigned int nstreams,
 		     uint32_t max_msg, uint32_t frag_size, uint64_t timeout_ns);
 void msga__reasm_fini(struct msga__reasm *r);
 
 /*
  * Add a fragment at time now_ns. Returns 1 when its message is complete:
  * *msg and *len give it, valid until msga__reasm_release(r, *msg) or the next
- * add; 0 when more fragments are needed; -EINVAL when the fragment does
- * not fit its message (counted in dropped_invalid, the message dropped).
+ * add; 0 when more fragments are needed (or the fragment was ignored or
+ * its message dropped: see the counters); -EINVAL when the fragment does
+ * not fit its message or names a stream out of range (counted in
+ * dropped_invalid, the message dropped).
  */
 int msga__reasm_add(struct msga__reasm *r, const struct msga__frag *f,
 		    uint64_t now_ns, const void **msg, uint32_t *len);
-/* Give a completed message's slot back. */
+/* Give a completed message's buffer back. */
 void msga__reasm_release(struct msga__reasm *r, const void *msg);
+/*
+ * The stream is forgotten (its index will name another): drop its
+ * incomplete message, counted as evicted.
+ */
+void msga__reasm_forget(struct msga__reasm *r, uint64_t stream);
 /* Drop incomplete messages older than the timeout; returns how many. */
 unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns);
 /* Messages being reassembled now. */

@@ -30,52 +30,55 @@ static int was_seen(struct msga__seqtrack *t, uint64_t seq)
 }
 
 /*
- * Advance the expectation from t->next to new_next, clearing the bits of
- * the numbers that enter the window as "not arrived". A jump of a whole
- * window or more clears everything.
+ * Move the highest delivered number from t->last up to new_last, clearing
+ * the bits of the numbers that enter the window as "not arrived". Counted,
+ * not compared against new_last + 1, which wraps at UINT64_MAX. A jump of
+ * a whole window or more clears everything.
  */
-static void advance(struct msga__seqtrack *t, uint64_t new_next)
+static void advance(struct msga__seqtrack *t, uint64_t new_last)
 {
-	if (new_next - t->next >= MSGA__SEQ_WINDOW) {
+	uint64_t n = new_last - t->last;
+
+	if (n >= MSGA__SEQ_WINDOW)
 		memset(t->seen, 0, sizeof(t->seen));
-	} else {
-		for (uint64_t s = t->next; s < new_next; s++)
+	else
+		for (uint64_t s = t->last + 1; n--; s++)
 			*word_of(t, s) &= ~bit_of(s);
-	}
-	t->next = new_next;
+	t->last = new_last;
+	mark_seen(t, new_last);
 }
 
 enum msga__seq_verdict msga__seq_accept(struct msga__seqtrack *t, uint64_t seq,
 					uint64_t *missing)
 {
+	uint64_t skipped;
+
 	if (seq == 0)
 		return MSGA__SEQ_INVALID;
-	if (t->next == 0) /* first message: join at the live position */
-		t->next = t->first = seq;
-	if (seq < t->first) {
-		t->c.before_join++;
-		return MSGA__SEQ_BEFORE_JOIN;
-	}
-	if (seq == t->next) {
-		advance(t, seq + 1);
+	if (t->last == 0) { /* first message: join at the live position */
+		t->first = t->last = seq;
 		mark_seen(t, seq);
 		t->c.delivered++;
 		return MSGA__SEQ_NEXT;
 	}
-	if (seq > t->next) {
-		uint64_t skipped = seq - t->next;
-
-		advance(t, seq + 1);
-		mark_seen(t, seq);
+	if (seq < t->first) {
+		t->c.before_join++;
+		return MSGA__SEQ_BEFORE_JOIN;
+	}
+	if (seq > t->last) { /* ahead: seq - last - 1 cannot wrap */
+		skipped = seq - t->last - 1;
+		advance(t, seq);
 		t->c.delivered++;
+		if (!skipped)
+			return MSGA__SEQ_NEXT;
 		t->c.gaps++;
 		t->c.missing += skipped;
 		if (missing)
 			*missing = skipped;
 		return MSGA__SEQ_GAP;
 	}
-	/* seq < next: inside the window it is a duplicate or a late fill. */
-	if (t->next - seq > MSGA__SEQ_WINDOW || was_seen(t, seq)) {
+	/* seq <= last: inside the window it is a duplicate or a late fill. */
+	if (t->last - seq >= MSGA__SEQ_WINDOW || was_seen(t, seq)) {
 		t->c.dups++;
 		return MSGA__SEQ_DUP;
 	}

@@ -14,6 +14,13 @@
  * before) or a late arrival (inside a gap already reported). Older than
  * the window, it is counted as a duplicate: it cannot be told apart, and
  * it is not delivered again either way.
+ *
+ * Numbers never wrap: 1 .. UINT64_MAX, and UINT64_MAX is a stream's last
+ * number (at a billion messages a second, 584 years away). After it
+ * nothing is new: every number is a duplicate, a late fill of a gap, or
+ * from before the join, so no number is delivered twice, and the tracker
+ * never returns to "not joined". A publisher that got there would start
+ * a new stream (a new origin id).
  */
 #ifndef MSGA_SEQTRACK_H
 #define MSGA_SEQTRACK_H
@@ -41,9 +48,13 @@ struct msga__seq_counters {
 };
 
 struct msga__seqtrack {
-	uint64_t next;       /* expected number; 0 before the first message */
+	/*
+	 * The highest number delivered; 0 before the first message. The
+	 * next expected is last + 1, which is not kept: it would wrap.
+	 */
+	uint64_t last;
 	uint64_t first;      /* the first number seen: where we joined */
-	uint64_t seen[MSGA__SEQ_WINDOW / 64]; /* arrival bits of [next-W, next) */
+	uint64_t seen[MSGA__SEQ_WINDOW / 64]; /* arrival bits of (last-W, last] */
 	struct msga__seq_counters c;
 };
 

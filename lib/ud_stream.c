@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rx_clock.h"
 #include "ud_stream.h"
 
 int msga__ustreams_init(struct msga__ustreams *t, uint32_t max)
@@ -16,7 +17,8 @@ int msga__ustreams_init(struct msga__ustreams *t, uint32_t max)
 		;
 	t->streams = calloc(max, sizeof(*t->streams));
 	t->index = calloc(t->index_size, sizeof(*t->index));
-	if (!t->streams || !t->index) {
+	t->refused = calloc(t->index_size, sizeof(*t->refused));
+	if (!t->streams || !t->index || !t->refused) {
 		msga__ustreams_fini(t);
 		return -ENOMEM;
 	}
@@ -27,17 +29,24 @@ void msga__ustreams_fini(struct msga__ustreams *t)
 {
 	free(t->streams);
 	free(t->index);
+	free(t->refused);
 	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t stream_hash64(uint64_t origin, const char *topic, uint32_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)topic[i]) * 1099511628211ull;
+	h ^= origin;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
 }
 
 static uint32_t stream_hash(uint64_t origin, const char *topic, uint32_t len)
 {
-	uint32_t h = 2166136261u;
-
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)topic[i]) * 16777619u;
-	h ^= (uint32_t)origin ^ (uint32_t)(origin >> 32);
-	return h * 2654435761u;
+	return (uint32_t)(stream_hash64(origin, topic, len) >> 32);
 }
 
 static int same(const struct msga__ustream *s, uint64_t origin,
@@ -47,31 +56,205 @@ static int same(const struct msga__ustream *s, uint64_t origin,
 	       s->topic[len] == '\0';
 }
 
+static void lru_unlink(struct msga__ustreams *t, struct msga__ustream *s)
+{
+	if (s->lru_prev)
+		t->streams[s->lru_prev - 1].lru_next = s->lru_next;
+	else
+		t->lru_head = s->lru_next;
+	if (s->lru_next)
+		t->streams[s->lru_next - 1].lru_prev = s->lru_prev;
+	else
+		t->lru_tail = s->lru_prev;
+	s->lru_prev = s->lru_next = 0;
+}
+
+static void lru_append(struct msga__ustreams *t, struct msga__ustream *s)
+{
+	uint32_t me = msga__ustreams_pos(t, s) + 1;
+
+	s->lru_prev = t->lru_tail;
+	s->lru_next = 0;
+	if (t->lru_tail)
+		t->streams[t->lru_tail - 1].lru_next = me;
+	else
+		t->lru_head = me;
+	t->lru_tail = me;
+}
+
+static void touch(struct msga__ustreams *t, struct msga__ustream *s,
+		  uint64_t now_ns)
+{
+	s->last_ns = now_ns;
+	if (t->lru_tail != msga__ustreams_pos(t, s) + 1) {
+		lru_unlink(t, s);
+		lru_append(t, s);
+	}
+}
+
+/* Where s's entry sits in the index. */
+static uint32_t slot_of(const struct msga__ustreams *t,
+			const struct msga__ustream *s)
+{
+	uint32_t mask = t->index_size - 1, want = msga__ustreams_pos(t, s) + 1;
+	uint32_t i = s->hash & mask;
+
+	while (t->index[i] != want)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/*
+ * Remove entry i from the index: linear probing's backward shift, which
+ * moves up the entries after it that would no longer be found, so lookups
+ * stay bounded without tombstones.
+ */
+static void index_remove(struct msga__ustreams *t, uint32_t i)
+{
+	uint32_t mask = t->index_size - 1, j = i;
+
+	t->index[i] = 0;
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & mask;
+		if (!t->index[j])
+			return;
+		home = t->streams[t->index[j] - 1].hash & mask;
+		/* j's entry stays if its home lies cyclically in (i, j] */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		t->index[i] = t->index[j];
+		t->index[j] = 0;
+		i = j;
+	}
+}
+
+static void add_totals(struct msga__ustream_totals *g,
+		       const struct msga__ustream *s)
+{
+	g->msgs += s->seq.c.delivered;
+	g->bytes += s->bytes;
+	g->gaps += s->seq.c.gaps;
+	g->missing += s->seq.c.missing;
+	g->dups += s->seq.c.dups;
+	g->late += s->seq.c.late;
+	g->reasm_drops += s->reasm_drops;
+}
+
+void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s)
+{
+	uint32_t idx = msga__ustreams_pos(t, s);
+
+	if (!s->used)
+		return;
+	if (t->on_evict)
+		t->on_evict(t->evict_arg, idx);
+	add_totals(&t->gone, s);
+	t->evicted++;
+	index_remove(t, slot_of(t, s));
+	lru_unlink(t, s);
+	memset(s, 0, sizeof(*s));
+	s->lru_next = t->free_head;
+	t->free_head = idx + 1;
+	t->n--;
+}
+
+uint32_t msga__ustreams_evict_conn(struct msga__ustreams *t, uint32_t conn_id)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->top; i++)
+		if (t->streams[i].used && t->streams[i].conn_id == conn_id) {
+			msga__ustreams_evict(t, &t->streams[i]);
+			n++;
+		}
+	return n;
+}
+
+/* Room for one more: a free index, or the least recently heard if idle. */
+static int make_room(struct msga__ustreams *t, uint64_t now_ns)
+{
+	struct msga__ustream *oldest;
+
+	if (t->n < t->max)
+		return 1;
+	if (!t->idle_ns || !t->lru_head)
+		return 0;
+	oldest = &t->streams[t->lru_head - 1];
+	if (!msga__time_reached(now_ns, oldest->last_ns + t->idle_ns + 1))
+		return 0;
+	msga__ustreams_evict(t, oldest);
+	return 1;
+}
+
+static struct msga__ustream *take_index(struct msga__ustreams *t)
+{
+	uint32_t idx;
+
+	if (t->free_head) {
+		idx = t->free_head - 1;
+		t->free_head = t->streams[idx].lru_next;
+	} else {
+		idx = t->top++;
+	}
+	t->n++;
+	return &t->streams[idx];
+}
+
 struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 					 uint64_t origin, const char *topic,
-					 uint32_t topic_len, uint32_t conn_id)
+					 uint32_t topic_len, uint32_t conn_id,
+					 uint64_t now_ns)
 {
-	uint32_t mask = t->index_size - 1;
-	uint32_t i = stream_hash(origin, topic, topic_len) & mask;
+	uint32_t mask = t->index_size - 1, hash, i;
 	struct msga__ustream *s;
 
 	if (topic_len > MSGA_TOPIC_MAX)
 		return NULL;
-	for (; t->index[i]; i = (i + 1) & mask) {
+	hash = stream_hash(origin, topic, topic_len);
+	for (i = hash & mask; t->index[i]; i = (i + 1) & mask) {
 		s = &t->streams[t->index[i] - 1];
-		if (same(s, origin, topic, topic_len))
+		if (s->hash == hash && same(s, origin, topic, topic_len)) {
+			touch(t, s, now_ns);
 			return s;
+		}
 	}
-	if (t->n == t->max)
+	if (!make_room(t, now_ns))
 		return NULL;
-	s = &t->streams[t->n++];
-	t->index[i] = t->n;
+	for (i = hash & mask; t->index[i]; i = (i + 1) & mask)
+		; /* an eviction may have moved the free entry */
+	s = take_index(t);
+	memset(s, 0, sizeof(*s));
+	t->index[i] = msga__ustreams_pos(t, s) + 1;
+	s->used = 1;
+	s->hash = hash;
 	s->origin = origin;
 	memcpy(s->topic, topic, topic_len);
 	s->topic[topic_len] = '\0';
 	s->conn_id = conn_id;
 	msga__seq_init(&s->seq);
+	s->last_ns = now_ns;
+	lru_append(t, s);
 	return s;
+}
+
+int msga__ustreams_refused_first(struct msga__ustreams *t, uint64_t origin,
+				 const char *topic, uint32_t topic_len)
+{
+	uint64_t h = stream_hash64(origin, topic, topic_len) | 1; /* 0: empty */
+	uint64_t *seen = &t->refused[h & (t->index_size - 1)];
+
+	if (*seen == h)
+		return 0;
+	*seen = h;
+	return 1;
+}
+
+const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
+					      uint32_t idx)
+{
+	return idx < t->top && t->streams[idx].used ? &t->streams[idx] : NULL;
 }
 
 void msga__ustream_stats(const struct msga__ustream *s,

@@ -5,6 +5,17 @@
  * counters. Open addressing over a fixed array, so a lookup on the receive
  * path costs a hash and usually one compare, and memory is bounded. Pure
  * logic: no verbs.
+ *
+ * Streams are forgotten (evicted) so that the table does not fill with the
+ * dead: when the table is full, the least recently heard stream goes if it
+ * has been silent longer than idle_ns (a publisher restart leaves its old
+ * origin's streams behind); and the owner evicts the streams of a
+ * membership that ended, so a new membership starts with fresh sequence
+ * state. An evicted stream's counters are kept in the table's totals, and
+ * its index (its msga_sub_stream_stats index and topic_id) is free for the
+ * next new stream. When the table is full of live streams a new stream is
+ * refused: msga__ustreams_get returns NULL, and the owner counts its
+ * datagrams and raises one event per such stream.
  */
 #ifndef MSGA_UD_STREAM_H
 #define MSGA_UD_STREAM_H
@@ -22,31 +33,68 @@ struct msga__ustream {
 	uint64_t reasm_drops;
 	uint64_t last_seq;
 	struct msga__seqtrack seq;
+	/* table's own */
+	int used;
+	uint32_t hash;
+	uint64_t last_ns;               /* last datagram */
+	uint32_t lru_prev, lru_next;    /* 1 + index, 0 none; free: next free */
+};
+
+/* What evicted streams delivered and lost: totals never go back. */
+struct msga__ustream_totals {
+	uint64_t msgs, bytes, gaps, missing, dups, late, reasm_drops;
 };
 
 struct msga__ustreams {
-	struct msga__ustream *streams;  /* in order of arrival */
-	uint32_t n;
-	uint32_t *index;                /* hash -> 1 + position, 0 = empty */
+	struct msga__ustream *streams;  /* [0, top): used or free */
+	uint32_t n;                     /* streams in use */
+	uint32_t top;                   /* indexes ever used */
+	uint32_t free_head;             /* 1 + index of a free one, 0 none */
+	uint32_t *index;                /* hash -> 1 + index, 0 = empty */
 	uint32_t index_size;            /* a power of two, >= 2 * max */
 	uint32_t max;
+	uint32_t lru_head, lru_tail;    /* least recently heard first */
+	uint64_t idle_ns;               /* 0: never evicted for silence */
+	uint64_t evicted;
+	struct msga__ustream_totals gone;
+	uint64_t *refused;              /* hashes of refused streams */
+	/* Told before a stream is evicted (its index is then reused). */
+	void (*on_evict)(void *arg, uint32_t idx);
+	void *evict_arg;
 };
 
 int msga__ustreams_init(struct msga__ustreams *t, uint32_t max);
 void msga__ustreams_fini(struct msga__ustreams *t);
 /*
- * The stream of (origin, topic[0, topic_len)), added if new. NULL when it
- * is new and the table is full.
+ * The stream of (origin, topic[0, topic_len)) heard at now_ns, added if
+ * new (evicting the least recently heard if the table is full and it is
+ * idle). NULL when it is new and the table is full of live streams.
  */
 struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 					 uint64_t origin, const char *topic,
-					 uint32_t topic_len, uint32_t conn_id);
-/* Position of s in arrival order (its msga_stream_stats index). */
+					 uint32_t topic_len, uint32_t conn_id,
+					 uint64_t now_ns);
+/*
+ * A stream msga__ustreams_get refused: 1 the first time it is refused
+ * (raise the event), 0 after. Remembered in a fixed table: a stream may be
+ * told again after other refused streams took its place there.
+ */
+int msga__ustreams_refused_first(struct msga__ustreams *t, uint64_t origin,
+				 const char *topic, uint32_t topic_len);
+/* Forget s; its counters go to the totals. */
+void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s);
+/* Forget every stream of membership conn_id; returns how many. */
+uint32_t msga__ustreams_evict_conn(struct msga__ustreams *t,
+				   uint32_t conn_id);
+/* Index of s (its msga_stream_stats index and topic_id). */
 static inline uint32_t msga__ustreams_pos(const struct msga__ustreams *t,
 					  const struct msga__ustream *s)
 {
 	return (uint32_t)(s - t->streams);
 }
+/* The stream at index idx, or NULL when none is there (now). */
+const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
+					      uint32_t idx);
 
 void msga__ustream_stats(const struct msga__ustream *s,
 			 struct msga_stream_stats *st);

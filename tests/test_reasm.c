@@ -112,26 +112,41 @@ Test(reasm, incomplete_messages_time_out_and_are_counted)
 	cr_expect_eq(msga__reasm_add(&r, &f, 2000000, &msg, &len), 0);
 }
 
-Test(reasm, memory_stays_bounded_oldest_incomplete_is_evicted)
+Test(reasm, a_newer_message_evicts_only_its_own_streams_older_one)
 {
 	const void *msg;
 	uint32_t len;
+	struct msga__frag other = frag(2, 1, 3000, 0);
 
+	cr_assert_eq(msga__reasm_add(&r, &other, 0, &msg, &len), 0);
 	for (uint64_t seq = 1; seq <= 10; seq++) {
 		struct msga__frag f = frag(1, seq, 3000, 0);
 
 		msga__reasm_add(&r, &f, seq, &msg, &len);
-		cr_assert_leq(msga__reasm_pending(&r), 4);
+		cr_assert_eq(msga__reasm_pending(&r), 2, "one per stream");
 	}
-	cr_expect_eq(r.c.dropped_evicted, 6);
-	/* The newest four can still complete. */
-	for (uint64_t seq = 7; seq <= 10; seq++) {
-		struct msga__frag a = frag(1, seq, 3000, 1), b = frag(1, seq, 3000, 2);
+	cr_expect_eq(r.c.dropped_evicted, 9);
+	/* stream 2's message is untouched and completes */
+	for (uint32_t i = 1; i < 3; i++) {
+		other = frag(2, 1, 3000, i);
+		cr_expect_eq(msga__reasm_add(&r, &other, 20, &msg, &len),
+			     i == 2);
+	}
+	msga__reasm_release(&r, msg);
+	/* a fragment of an older message is ignored: no thrash */
+	struct msga__frag old = frag(1, 9, 3000, 1);
 
-		cr_expect_eq(msga__reasm_add(&r, &a, 20, &msg, &len), 0);
-		cr_expect_eq(msga__reasm_add(&r, &b, 20, &msg, &len), 1);
-		msga__reasm_release(&r, msg);
+	cr_expect_eq(msga__reasm_add(&r, &old, 21, &msg, &len), 0);
+	cr_expect_eq(r.c.stale_fragments, 1);
+	cr_expect_eq(r.c.dropped_evicted, 9);
+	for (uint32_t i = 1; i < 3; i++) {
+		struct msga__frag f = frag(1, 10, 3000, i);
+
+		cr_expect_eq(msga__reasm_add(&r, &f, 22, &msg, &len), i == 2);
 	}
+	msga__reasm_release(&r, msg);
+	cr_expect_eq(msga__reasm_pending(&r), 0);
+	cr_expect_eq(r.used, 0, "every buffer freed");
 }
 
 Test(reasm, streams_do_not_mix)
@@ -166,7 +181,11 @@ Test(reasm, inconsistent_fragments_are_einval)
 	msga__reasm_add(&r, &f, 0, &msg, &len);
 	f = frag(1, 2, 3500, 1);
 	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
-	cr_expect_eq(r.c.dropped_invalid, 4);
+	/* a stream index beyond the table */
+	f = frag(4, 1, 2500, 0);
+	cr_expect_eq(msga__reasm_add(&r, &f, 0, &msg, &len), -EINVAL);
+	cr_expect_eq(r.c.dropped_invalid, 5);
+	cr_expect_eq(r.used, 0);
 }
 
 Test(reasm, init_rejects_bad_geometry)
@@ -221,7 +240,7 @@ Test(reasm, a_fragment_size_change_mid_message_drops_it)
 	uint32_t len;
 	struct msga__frag f = frag(4, 1, 3 * FRAG, 0);
 
-	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
+	cr_assert_eq(msga__reasm_init(&q, 8, 1 << 20, FRAG, 1000), 0);
 	q.on_drop = count_drop;
 	drops_seen = 0;
 	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
@@ -243,17 +262,26 @@ Test(reasm, timeouts_and_evictions_are_reported_per_stream)
 	struct msga__frag a = frag(10, 1, 3 * FRAG, 0);
 	struct msga__frag b = frag(11, 1, 3 * FRAG, 0);
 	struct msga__frag c = frag(12, 1, 3 * FRAG, 0);
+	struct msga__frag a2 = frag(10, 2, 3 * FRAG, 0);
 
-	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
+	cr_assert_eq(msga__reasm_init(&q, 16, 1 << 20, FRAG, 1000), 0);
 	q.on_drop = count_drop;
 	drops_seen = 0;
 	cr_assert_eq(msga__reasm_add(&q, &a, 0, &msg, &len), 0);
 	cr_assert_eq(msga__reasm_add(&q, &b, 10, &msg, &len), 0);
 	cr_assert_eq(msga__reasm_add(&q, &c, 20, &msg, &len), 0);
-	cr_assert_eq(drops_seen, 1, "the oldest (stream 10) is evicted");
+	cr_assert_eq(drops_seen, 0, "streams do not evict each other");
+	cr_assert_eq(msga__reasm_add(&q, &a2, 30, &msg, &len), 0);
+	cr_assert_eq(drops_seen, 1, "stream 10's newer message evicts its own");
 	cr_assert_eq(drop_stream, 10);
-	cr_assert_eq(msga__reasm_expire(&q, 5000), 2);
+	cr_assert_eq(msga__reasm_next_expiry(&q), 10 + 1000 + 1,
+		     "stream 11 is the oldest now");
+	cr_assert_eq(msga__reasm_expire(&q, 1021), 2);
 	cr_assert_eq(drops_seen, 3);
+	cr_assert_eq(drop_stream, 12);
+	cr_assert_eq(msga__reasm_pending(&q), 1);
+	cr_assert_eq(msga__reasm_expire(&q, 1031), 1);
+	cr_assert_eq(drop_stream, 10);
 	msga__reasm_fini(&q);
 }
 
@@ -264,7 +292,7 @@ Test(reasm, a_message_still_flowing_does_not_time_out)
 	uint32_t len;
 	struct msga__frag f;
 
-	cr_assert_eq(msga__reasm_init(&q, 1, 1 << 20, FRAG, 1000), 0);
+	cr_assert_eq(msga__reasm_init(&q, 2, 1 << 20, FRAG, 1000), 0);
 	for (uint32_t i = 0; i < 9; i++) {
 		f = frag(1, 1, 10 * FRAG, i);
 		cr_assert_eq(msga__reasm_add(&q, &f, i * 900, &msg, &len), 0);
@@ -275,4 +303,98 @@ Test(reasm, a_message_still_flowing_does_not_time_out)
 	cr_assert_eq(msga__reasm_add(&q, &f, 9 * 900, &msg, &len), 1,
 		     "8.1 us from first to last, every gap under 1 us");
 	msga__reasm_fini(&q);
+}
+#define REASM_STREAMS 16u
+
+/*
+ * Eight publishers (streams) send fragmented messages at once, their
+ * fragments interleaved one by one: every message completes, exactly.
+ */
+#define SENDERS 8u
+
+Test(reasm, eight_senders_interleaving_fragmented_messages_all_complete)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len, total = 5 * FRAG + 123, completed = 0;
+
+	cr_assert_eq(msga__reasm_init(&q, REASM_STREAMS, MAXMSG, FRAG,
+				      1000000), 0);
+	for (uint64_t seq = 1; seq <= 20; seq++)
+		for (uint32_t i = 0; i < nfrags(total); i++)
+			for (uint64_t s = 0; s < SENDERS; s++) {
+				struct msga__frag f = frag(s, seq, total, i);
+				int ret = msga__reasm_add(&q, &f, seq, &msg,
+							  &len);
+
+				cr_assert_geq(ret, 0);
+				if (!ret)
+					continue;
+				cr_assert_eq(len, total);
+				cr_assert_eq(memcmp(msg, src, len), 0);
+				msga__reasm_release(&q, msg);
+				completed++;
+			}
+	cr_assert_eq(completed, 20 * SENDERS, "only %u of %u completed",
+		     completed, 20 * SENDERS);
+	cr_assert_eq(q.c.dropped_evicted, 0);
+	msga__reasm_fini(&q);
+}
+
+/*
+ * The byte budget bounds all streams together: a message that does not fit
+ * is dropped once (its later fragments ignored), and fits again when
+ * another completes.
+ */
+Test(reasm, the_byte_budget_refuses_a_message_once)
+{
+	struct msga__reasm q;
+	const void *msg;
+	uint32_t len, total = 4 * FRAG;
+	struct msga__frag f;
+
+	cr_assert_eq(msga__reasm_init(&q, 8, MAXMSG, FRAG, 1000), 0);
+	q.budget = 2 * total + 64; /* two messages and their bitmaps */
+	q.on_drop = count_drop;
+	drops_seen = 0;
+	for (uint64_t s = 0; s < 2; s++) {
+		f = frag(s, 1, total, 0);
+		cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
+	}
+	for (uint32_t i = 0; i < 4; i++) {
+		f = frag(2, 1, total, i);
+		cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
+	}
+	cr_assert_eq(q.c.dropped_budget, 1, "counted once, not per fragment");
+	cr_assert_eq(drops_seen, 1);
+	cr_assert_eq(drop_stream, 2);
+	cr_assert_leq(q.used, q.budget);
+	for (uint32_t i = 1; i < 4; i++) {
+		f = frag(0, 1, total, i);
+		cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), i == 3);
+	}
+	msga__reasm_release(&q, msg);
+	f = frag(2, 2, total, 0);
+	cr_assert_eq(msga__reasm_add(&q, &f, 0, &msg, &len), 0);
+	cr_assert_eq(msga__reasm_pending(&q), 2, "stream 2's next one fits");
+	msga__reasm_fini(&q);
+}
+
+Test(reasm, a_forgotten_stream_loses_its_incomplete_message)
+{
+	const void *msg;
+	uint32_t len;
+	struct msga__frag f = frag(3, 7, 3000, 0);
+
+	cr_assert_eq(msga__reasm_add(&r, &f, 0, &msg, &len), 0);
+	msga__reasm_forget(&r, 3);
+	cr_assert_eq(msga__reasm_pending(&r), 0);
+	cr_assert_eq(r.c.dropped_evicted, 1);
+	/* the index's next stream starts afresh, whatever its numbers */
+	f = frag(3, 1, 2000, 0);
+	cr_assert_eq(msga__reasm_add(&r, &f, 0, &msg, &len), 0);
+	f = frag(3, 1, 2000, 1);
+	cr_assert_eq(msga__reasm_add(&r, &f, 0, &msg, &len), 1);
+	msga__reasm_release(&r, msg);
+	msga__reasm_forget(&r, 99); /* out of range: nothing */
 }
