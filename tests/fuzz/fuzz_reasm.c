@@ -209,6 +209,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t frag = (uint32_t)fuzz_range(&in, 8, 1024);
 
 	memset(&x, 0, sizeof(x));
+	/* Bad geometry is refused, and leaves nothing to free. */
+	FUZZ_CHECK(msga__reasm_init(&x.r, 0, max_msg, 8, 1) == -EINVAL);
+	FUZZ_CHECK(msga__reasm_init(&x.r, 1, 8, 9, 1) == -EINVAL);
+	FUZZ_CHECK(msga__reasm_init(&x.r, 1, 8, 8, 0) == -EINVAL);
 	if (frag > max_msg)
 		frag = max_msg;
 	FUZZ_CHECK(!msga__reasm_init(&x.r, nslots, max_msg, frag, 1000));

@@ -10,6 +10,7 @@
  * item 15 adds eviction, and full_table() is where the harness says what
  * a full table may do), and the stats copy says what was stored.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "msgaccel.h"
@@ -84,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint32_t conn_of[MAX_STREAMS];
 
 	memset(&m, 0, sizeof(m));
+	FUZZ_CHECK(msga__ustreams_init(&t, 0) == -EINVAL);
 	m.max = (uint32_t)fuzz_range(&in, 1, MAX_STREAMS);
 	FUZZ_CHECK(msga__ustreams_init(&t, m.max) == 0);
 	while (fuzz_left(&in)) {
