@@ -31,7 +31,7 @@ step() { printf '\n######## %s\n' "$*"; }
 
 # Show each host test's own Criterion output (automake keeps it in .log).
 show_host_logs() {
-	for log in tests/test_*.log; do
+	for log in tests/test_*.log tests/fuzz/replay_*.log; do
 		[ -f "$log" ] || continue
 		echo "---- host: ${log%.log}"
 		cat "$log"
