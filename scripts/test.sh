@@ -9,14 +9,19 @@
 #      tests, then every device test inside one VM on soft-RoCE (rxe0) and
 #      soft-iWARP (siw0). Any sanitizer report in its output fails the run;
 #   5. the host-failure test (tests/vm/two-host.sh): two VMs on one link,
-#      the publisher's VM killed, the subscriber must report it.
+#      the publisher's VM killed, the subscriber must report it;
+#   6. fuzzing: a clang build with --enable-fuzzers, and `make fuzz` runs
+#      each libFuzzer harness (tests/fuzz/) for FUZZ_TIME seconds (20 by
+#      default here: about three minutes in all). Any crash, sanitizer
+#      report or invariant failure fails the run.
 # The device tests run once, in the sanitized build: under TCG a pass over
 # both devices takes about 14 minutes, and a second pass in the plain
 # build put the run at 39 minutes, over CI's 30. The plain build differs
 # only by the instrumentation; no device test asserts a speed (their
 # deadlines only catch hangs).
-# Build trees go to build-check/ and build-sanitizers/ in the checkout,
-# the sanitizer stage's output to sanitizers.log.
+# Build trees go to build-check/, build-sanitizers/ and build-fuzz/ in the
+# checkout, the sanitizer stage's output to sanitizers.log. Every build's
+# `make check` also replays the fuzz harnesses' seed corpora.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -26,7 +31,7 @@ step() { printf '\n######## %s\n' "$*"; }
 
 # Show each host test's own Criterion output (automake keeps it in .log).
 show_host_logs() {
-	for log in tests/test_*.log; do
+	for log in tests/test_*.log tests/fuzz/replay_*.log; do
 		[ -f "$log" ] || continue
 		echo "---- host: ${log%.log}"
 		cat "$log"
@@ -88,5 +93,14 @@ step "host failure: two VMs, the publisher's killed outright (rxe, siw)"
 # subscriber reports, not how fast. Its guests' output is in
 # build-check/tests/two-host/.
 (cd build-check && make -s check-two-host)
+
+step "fuzzing: each harness for ${FUZZ_TIME:-20} s (clang, libFuzzer + ASan + UBSan)"
+# Each harness's findings (the crashing input, its log) stay in
+# build-fuzz/tests/fuzz/run/<name>/.
+rm -rf build-fuzz
+mkdir -p build-fuzz
+(cd build-fuzz && ../configure -q CC=clang CXX=clang++ --enable-fuzzers \
+		--enable-werror &&
+	make -s fuzz FUZZ_TIME="${FUZZ_TIME:-20}")
 
 step "all test stages passed"

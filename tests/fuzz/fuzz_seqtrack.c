@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_seqtrack.c - the sequence tracker (lib/seqtrack.c) against a
+ * reference model written here. A peer chooses every sequence number a
+ * subscriber feeds in, so the input is a list of numbers: near the
+ * highest seen (in order, small gaps, reordering, duplicates), anywhere,
+ * or near UINT64_MAX. After each one the verdict, the gap size and every
+ * counter must equal the model's.
+ *
+ * The model keeps every number delivered and the highest one, as a
+ * 65-bit "next expected" (so after UINT64_MAX nothing is new again, the
+ * fixed behaviour of issue 23 item 18), and applies seqtrack.h's rules
+ * literally: 0 is invalid; the first number is where we joined; below it
+ * is before the join; the next expected is NEXT; above it is a GAP of the
+ * numbers in between; below it, a number delivered before or more than
+ * the window back is a DUP, any other fills a gap (LATE).
+ */
+#include <string.h>
+
+#include "seqtrack.h"
+#include "fuzz.h"
+
+#define MAX_OPS 4096
+
+struct model {
+	int joined;
+	uint64_t first;
+	unsigned __int128 next;
+	struct msga__seq_counters c;
+	uint64_t seen[2 * MAX_OPS]; /* open addressing, 0 = empty */
+};
+
+static uint64_t *slot_of(struct model *m, uint64_t seq)
+{
+	size_t i = (size_t)((seq * 0x9e3779b97f4a7c15ull) >> 51) %
+		   (2 * MAX_OPS);
+
+	while (m->seen[i] && m->seen[i] != seq)
+		i = (i + 1) % (2 * MAX_OPS);
+	return &m->seen[i];
+}
+
+static enum msga__seq_verdict model_accept(struct model *m, uint64_t seq,
+					   uint64_t *missing)
+{
+	if (!seq)
+		return MSGA__SEQ_INVALID;
+	if (!m->joined) {
+		m->joined = 1;
+		m->first = seq;
+		m->next = seq;
+	}
+	if (seq < m->first) {
+		m->c.before_join++;
+		return MSGA__SEQ_BEFORE_JOIN;
+	}
+	if (seq >= m->next) {
+		enum msga__seq_verdict v = seq == m->next ? MSGA__SEQ_NEXT :
+							    MSGA__SEQ_GAP;
+
+		*missing = (uint64_t)(seq - m->next);
+		m->next = (unsigned __int128)seq + 1;
+		*slot_of(m, seq) = seq;
+		m->c.delivered++;
+		if (v == MSGA__SEQ_GAP) {
+			m->c.gaps++;
+			m->c.missing += *missing;
+		}
+		return v;
+	}
+	if (m->next - seq > MSGA__SEQ_WINDOW || *slot_of(m, seq)) {
+		m->c.dups++;
+		return MSGA__SEQ_DUP;
+	}
+	*slot_of(m, seq) = seq;
+	m->c.delivered++;
+	m->c.late++;
+	m->c.missing--;
+	return MSGA__SEQ_LATE;
+}
+
+/* The next number the peer sends, chosen by the input. */
+static uint64_t next_seq(struct fuzz_in *in, const struct model *m)
+{
+	uint64_t base = m->next > UINT64_MAX ? UINT64_MAX : (uint64_t)m->next;
+	uint8_t kind = fuzz_u8(in);
+	int8_t delta = (int8_t)fuzz_u8(in);
+
+	switch (kind % 8) {
+	case 0:
+		return fuzz_u64(in);               /* anywhere */
+	case 1:
+		return UINT64_MAX - (uint8_t)delta; /* the top of the range */
+	case 2:
+		return base - fuzz_u16(in);         /* older, maybe past W */
+	case 3:
+		return (uint8_t)delta;              /* from the bottom */
+	default:
+		return base + (uint64_t)(int64_t)delta; /* around next */
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct model m;
+	struct fuzz_in in = { data, size };
+	struct msga__seqtrack t;
+
+	memset(&m, 0, sizeof(m));
+	msga__seq_init(&t);
+	for (unsigned int op = 0; op < MAX_OPS && fuzz_left(&in); op++) {
+		uint64_t seq = next_seq(&in, &m), got = 0, want = 0;
+		enum msga__seq_verdict v = msga__seq_accept(&t, seq, &got);
+
+		FUZZ_CHECK(v == model_accept(&m, seq, &want));
+		if (v == MSGA__SEQ_GAP)
+			FUZZ_CHECK(got == want);
+		FUZZ_CHECK(!memcmp(&t.c, &m.c, sizeof(m.c)));
+	}
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_ud_wire.c - the datagram header decoder (msga__udw_get,
+ * lib/ud_wire.c) fed any received datagram, unicast or multicast. Its
+ * verdict must equal a reference written here from ud_wire.h's rules; an
+ * accepted header must re-encode (msga__udw_put) to the bytes it came
+ * from; the name and payload are then used as mcast_sub.c and
+ * ud_unicast.c use them, on exact-size copies so AddressSanitizer sees
+ * any read past the datagram.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "msgaccel.h"
+#include "ud_wire.h"
+#include "fuzz.h"
+
+static int ref_frag_ok(const struct msga__udw_hdr *h)
+{
+	uint64_t end = (uint64_t)h->off + h->payload;
+	unsigned int whole = MSGA__UDW_FIRST | MSGA__UDW_LAST;
+
+	if ((h->flags & ~whole) || !h->seq || h->msg_len > MSGA_MSG_MAX ||
+	    end > h->msg_len)
+		return 0;
+	if ((h->flags & MSGA__UDW_FIRST) && h->off)
+		return 0;
+	if ((h->flags & MSGA__UDW_LAST) && end != h->msg_len)
+		return 0;
+	if (h->flags == whole)
+		return 1;
+	if (!h->frag_size || !h->payload || h->off % h->frag_size)
+		return 0;
+	return (h->flags & MSGA__UDW_LAST) || h->payload == h->frag_size;
+}
+
+/* ud_wire.h's rules for a datagram of n bytes whose header decoded to h. */
+static int ref_ok(const uint8_t *p, size_t n, const struct msga__udw_hdr *h)
+{
+	size_t hdr_len = (MSGA__UDW_FIXED + (size_t)p[6] + 7) & ~(size_t)7;
+
+	if (p[4] != MSGA__UDW_VERSION || !p[6] || p[6] > MSGA_TOPIC_MAX + 1 ||
+	    hdr_len > n || memchr(p + MSGA__UDW_FIXED, 0, p[6]) ||
+	    p[7] > MSGA__UDW_UNSUBSCRIBE)
+		return 0;
+	if (p[7] != MSGA__UDW_DATA)
+		return n == hdr_len;
+	return p[6] <= MSGA_TOPIC_MAX && ref_frag_ok(h);
+}
+
+static void consume(const struct msga__udw_hdr *h, const uint8_t *data)
+{
+	char name[MSGA_TOPIC_MAX + 2];
+	void *payload;
+
+	memcpy(name, h->topic, h->topic_len);
+	name[h->topic_len] = '\0';
+	FUZZ_CHECK(strlen(name) == h->topic_len);
+	payload = fuzz_dup(data + h->hdr_len, h->payload);
+	free(payload);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct msga__udw_hdr h;
+	uint8_t again[MSGA__UDW_HDR_MAX];
+	uint32_t len;
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	ret = msga__udw_get(data, size, &h);
+	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -EBADMSG);
+	if (size < MSGA__UDW_FIXED || data[0] != 'M' || data[1] != 'S' ||
+	    data[2] != 'G' || data[3] != 'U') {
+		FUZZ_CHECK(ret == -EBADMSG);
+		return 0;
+	}
+	FUZZ_CHECK(ret != -EBADMSG);
+	FUZZ_CHECK((ret == 0) == ref_ok(data, size, &h));
+	if (ret)
+		return 0;
+	FUZZ_CHECK(h.hdr_len <= size && h.hdr_len <= MSGA__UDW_HDR_MAX);
+	FUZZ_CHECK(h.hdr_len + h.payload == size);
+	FUZZ_CHECK(h.topic == (const char *)data + MSGA__UDW_FIXED);
+	/* Re-encoded, the header matches (reserved bytes and padding are 0). */
+	len = msga__udw_put(again, &h, h.topic);
+	FUZZ_CHECK(len == h.hdr_len);
+	FUZZ_CHECK(!memcmp(again, data, 34));
+	FUZZ_CHECK(!memcmp(again + MSGA__UDW_FIXED, data + MSGA__UDW_FIXED,
+			   h.topic_len));
+	consume(&h, data);
+	return 0;
+}
