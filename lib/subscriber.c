@@ -422,12 +422,19 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      uint32_t plen, uint64_t now_ns)
 {
 	switch (h->type) {
-	case MSGA__W_TOPIC:
-		if (h->topic >= MSGA_PUB_TOPICS_MAX)
+	case MSGA__W_TOPIC: {
+		/* A name the API would refuse never reaches msg->topic. */
+		char name[MSGA_TOPIC_MAX + 1];
+
+		if (h->topic >= MSGA_PUB_TOPICS_MAX || h->len > MSGA_TOPIC_MAX)
 			return -EPROTO;
-		memcpy(c->names[h->topic], payload, h->len);
-		c->names[h->topic][h->len] = '\0';
+		memcpy(name, payload, h->len);
+		name[h->len] = '\0';
+		if (msga__topic_check(name))
+			return -EPROTO;
+		memcpy(c->names[h->topic], name, h->len + 1);
 		return 0;
+	}
 	case MSGA__W_CREDIT:
 		return 0;
 	case MSGA__W_DATA:
