@@ -73,10 +73,10 @@
  * PCIe ordering see a HCA's writes in order, but the IB spec does not
  * promise it, and a relaxed-ordering memory region (IBV_ACCESS_RELAXED_
  * ORDERING) explicitly gives it up: the ring is never registered so
- * (rc_ring.c); perftest's last-byte polling relies on the same order. The trailer need not be 8-byte aligned, and need
- * not land in one store: if any of its bytes has landed, everything before
- * it has, and a byte not yet written that already holds its final value
- * changes nothing. Only all eight matching while still stale is an error.
+ * (rc_ring.c); perftest's last-byte polling relies on the same order.
+ * The trailer need not be 8-byte aligned, and need not land in one store:
+ * if any of its bytes has landed, everything before it has, and a byte
+ * not yet written that already holds its final value changes nothing. Only all eight matching while still stale is an error.
  *
  * Flow control is by bytes: the reader reports how far it has freed (a
  * CREDIT message's credit field, mod 2^32) once a quarter of the ring is
