@@ -262,6 +262,13 @@ int msga__ring_hold(struct msga__ring_reader *r, const void *data)
 	return 0;
 }
 
+int msga__ring_is_held(const struct msga__ring_reader *r, const void *data)
+{
+	uint32_t bit;
+
+	return held_bit(r, data, &bit) && bit_is_set(r->held, bit);
+}
+
 int msga__ring_release(struct msga__ring_reader *r, const void *data)
 {
 	uint32_t bit;

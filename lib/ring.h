@@ -500,6 +500,8 @@ static inline void msga__ring_consume(struct msga__ring_reader *r,
  * 0; -EALREADY if it is held; -EINVAL if it is not that message.
  */
 int msga__ring_hold(struct msga__ring_reader *r, const void *data);
+/* Whether the message whose payload is data is held now. */
+int msga__ring_is_held(const struct msga__ring_reader *r, const void *data);
 /* Release the held message at data: 1 if it was held, else 0 (no-op). */
 int msga__ring_release(struct msga__ring_reader *r, const void *data);
 /*

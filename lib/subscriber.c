@@ -473,6 +473,9 @@ static int hold_ring(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
 	int ret;
 
+	/* (held: -EALREADY wherever it is asked, as on every other path) */
+	if (msga__ring_is_held(&slot->conn->rr, msg->data))
+		return -EALREADY;
 	if (slot->conn->cur != slot)
 		return -EINVAL; /* only inside the message's callback */
 	ret = msga__ring_hold(&slot->conn->rr, msg->data);

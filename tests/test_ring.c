@@ -479,7 +479,10 @@ Test(ring, holding_a_stale_message_is_refused)
 	cr_assert_eq(msga__ring_hold(&R, cur + 1), -EINVAL);
 	cr_assert_eq(msga__ring_hold(&R, ringbuf - 16), -EINVAL);
 	cr_assert_eq(msga__ring_hold(&R, cur), 0);
+	cr_assert(msga__ring_is_held(&R, cur));
+	cr_assert(!msga__ring_is_held(&R, old));
 	msga__ring_consume(&R, rec_len);
+	cr_assert(msga__ring_is_held(&R, cur), "held after its callback too");
 	/* after its callback, not even the last one */
 	send_msg(40, 3, &p);
 	cr_assert_eq(msga__ring_hold(&R, deliver(&rec_len) - 16), -EINVAL);
