@@ -49,3 +49,19 @@ enum msga__live_verdict msga__liveness_tick(struct msga__liveness *l,
 	*next_ns = heard_due < sent_due ? heard_due : sent_due;
 	return v;
 }
+
+int msga__setup_expired(struct msga__setup_clock *s, uint64_t now_ns,
+			uint64_t interval_ns, uint64_t timeout_ns,
+			uint64_t *next_ns)
+{
+	if (!s->deadline_ns) {
+		s->deadline_ns = now_ns + MSGA__SETUP_PEER_TIMEOUTS * timeout_ns;
+	} else if (now_ns > s->tick_ns &&
+		   now_ns - s->tick_ns > MSGA__LIVE_PAUSE_INTERVALS * interval_ns) {
+		/* we were not polling: the pause is not the peer's */
+		s->deadline_ns += now_ns - s->tick_ns;
+	}
+	s->tick_ns = now_ns;
+	*next_ns = s->deadline_ns;
+	return now_ns >= s->deadline_ns;
+}

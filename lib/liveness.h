@@ -64,4 +64,29 @@ enum msga__live_verdict msga__liveness_tick(struct msga__liveness *l,
 					    uint64_t timeout_ns,
 					    uint64_t *next_ns);
 
+/*
+ * A connection that is not ready yet (address and route resolution,
+ * connect, accept, a publisher's wait for the SUBSCRIBE) has
+ * MSGA__SETUP_PEER_TIMEOUTS peer timeouts from its first tick to get
+ * there; then it is dropped. A handshake is several round trips through
+ * rdma_cm and the kernel, not one message, hence more than one timeout.
+ * Our own pauses (ticks further apart than MSGA__LIVE_PAUSE_INTERVALS
+ * keepalive intervals) push the deadline back, as they give a ready
+ * peer a fresh timeout.
+ */
+#define MSGA__SETUP_PEER_TIMEOUTS 2u
+
+struct msga__setup_clock {
+	uint64_t deadline_ns; /* 0 before the first tick */
+	uint64_t tick_ns;     /* the previous tick */
+};
+
+/*
+ * One tick at now_ns: 1 when the deadline has passed (drop it), else 0
+ * with *next_ns set to the deadline.
+ */
+int msga__setup_expired(struct msga__setup_clock *s, uint64_t now_ns,
+			uint64_t interval_ns, uint64_t timeout_ns,
+			uint64_t *next_ns);
+
 #endif

@@ -142,7 +142,7 @@ struct msga__conn {
 	struct ibv_mr *ctl_mr;
 	struct msga__credit cr;
 	struct msga__liveness live;    /* keepalives, peer timeout */
-	uint64_t setup_deadline_ns;    /* not ready by then: dropped; 0 unset */
+	struct msga__setup_clock setup; /* not ready by its deadline: dropped */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];

@@ -42,21 +42,22 @@ static int conn_can_keepalive(const struct msga__conn *c)
 }
 
 /*
- * Every state before READY has the peer timeout from when we first see
- * it: address and route resolution, connect, accept, and a publisher's
- * wait for the SUBSCRIBE. A peer that completes the handshake and then
- * says nothing would otherwise keep a queue pair and pinned buffers for
- * good. (DEAD lasts until the reaper runs, or the user releases what it
- * holds.)
+ * Every state before READY has a deadline from when we first see it
+ * (liveness.h, msga__setup_expired): address and route resolution,
+ * connect, accept, and a publisher's wait for the SUBSCRIBE. A peer that
+ * completes the handshake and then says nothing would otherwise keep a
+ * queue pair and pinned buffers for good. (DEAD lasts until the reaper
+ * runs, or the user releases what it holds.)
  */
 static uint64_t conn_setup_tick(struct msga__conn *c, uint64_t now)
 {
+	uint64_t next;
+
 	if (c->state == MSGA__C_DEAD)
 		return UINT64_MAX;
-	if (!c->setup_deadline_ns)
-		c->setup_deadline_ns = now + c->ctx->peer_timeout_ns;
-	if (now < c->setup_deadline_ns)
-		return c->setup_deadline_ns;
+	if (!msga__setup_expired(&c->setup, now, msga__keepalive_ns(c->ctx),
+				 c->ctx->peer_timeout_ns, &next))
+		return next;
 	msga__conn_kill(c, -ETIMEDOUT, 1);
 	return UINT64_MAX;
 }

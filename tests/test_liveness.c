@@ -257,3 +257,28 @@ Test(liveness, a_peer_that_falls_silent_is_found_within_the_timeout)
 	cr_expect_leq(at, 20000 + 5000 + 10, "found at %llu ms",
 		      (unsigned long long)at);
 }
+
+/* Issue 23 item 7: a connection not ready by its deadline is dropped. */
+Test(liveness, setup_deadline_is_two_timeouts_from_the_first_tick)
+{
+	struct msga__setup_clock s = { 0 };
+	uint64_t next;
+
+	cr_assert_eq(msga__setup_expired(&s, 1000, INTERVAL, TIMEOUT, &next), 0);
+	cr_assert_eq(next, 1000 + MSGA__SETUP_PEER_TIMEOUTS * TIMEOUT);
+	for (uint64_t t = 1000; t < next; t += INTERVAL)
+		cr_assert_eq(msga__setup_expired(&s, t, INTERVAL, TIMEOUT, &next), 0);
+	cr_assert_eq(msga__setup_expired(&s, 1000 + 2 * TIMEOUT, INTERVAL, TIMEOUT, &next), 1);
+}
+
+Test(liveness, setup_deadline_moves_by_our_own_pause)
+{
+	struct msga__setup_clock s = { 0 };
+	uint64_t next, pause = 10 * TIMEOUT;
+
+	msga__setup_expired(&s, 1000, INTERVAL, TIMEOUT, &next);
+	/* we did not poll for ten timeouts: the peer is not to blame */
+	cr_assert_eq(msga__setup_expired(&s, 1000 + pause, INTERVAL, TIMEOUT, &next), 0);
+	cr_assert_eq(next, 1000 + 2 * TIMEOUT + pause);
+	cr_assert_eq(msga__setup_expired(&s, next, INTERVAL, TIMEOUT, &next), 1);
+}
