@@ -433,7 +433,9 @@ void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 
 /*
  * A rejoined group's old AH: sends queued before may still use it, so it
- * is freed when they are done (unpark), or now when none is queued.
+ * is freed when they are done (unpark), or now when none is queued. The
+ * list only grows while no send completes and groups keep rejoining; past
+ * MSGA__PARKED_AH_MAX the endpoint is stuck, and -ENOBUFS ends it.
  */
 static int park_ah(struct msga__udep *ep, struct ibv_ah *ah)
 {
@@ -443,6 +445,8 @@ static int park_ah(struct msga__udep *ep, struct ibv_ah *ah)
 		ibv_destroy_ah(ah);
 		return 0;
 	}
+	if (ep->nparked >= MSGA__PARKED_AH_MAX)
+		return -ENOBUFS;
 	grown = realloc(ep->parked, (ep->nparked + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
@@ -456,6 +460,7 @@ static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 {
 	const struct rdma_ud_param *ud = &ev->param.ud;
 	struct msga__udep *ep = g->ep;
+	int ret;
 
 	if (ep->pub) {
 		struct ibv_ah_attr ah_attr = ud->ah_attr;
@@ -469,10 +474,11 @@ static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 			msga__mpub_on_group(g, g->status);
 			return;
 		}
-		if (old && park_ah(ep, old)) {
+		ret = old ? park_ah(ep, old) : 0;
+		if (ret) {
 			ibv_destroy_ah(g->ah); /* nothing used it yet */
 			g->ah = old;
-			msga__udep_kill(ep, -ENOMEM, 1);
+			msga__udep_kill(ep, ret, 1);
 			return;
 		}
 		g->qpn = ud->qp_num;

@@ -20,6 +20,12 @@
 #define MSGA__REJOIN_CAP_NS 10000000000ull     /* 10 s */
 #define MSGA__REJOIN_ATTEMPTS 12u
 
+/*
+ * Old group address handles kept for sends queued before a rejoin
+ * (udep.c, park_ah): one per rejoin, freed as those sends complete.
+ */
+#define MSGA__PARKED_AH_MAX 64u
+
 /* The wait before rejoin attempt n, or UINT64_MAX: give up. */
 uint64_t msga__rejoin_delay_ns(uint32_t attempt);
 

@@ -106,6 +106,19 @@ const char *dp_uri(uint16_t port)
 	return buf;
 }
 
+const char *dp_ud_uri(int port)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "ud://%s:%d", devtest_env()->addr, port);
+	return buf;
+}
+
+int dp_is_iwarp(void)
+{
+	return !strcmp(devtest_env()->transport, "iWARP");
+}
+
 struct msga_pub *dp_pub_at(struct msga_ctx *ctx, const char *uri,
 			   uint32_t flags, struct dp_rec *events)
 {

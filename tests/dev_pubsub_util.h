@@ -43,6 +43,10 @@ void dp_on_event(const struct msga_event *ev, void *user);
 
 /* "rdma://<test addr>:port" */
 const char *dp_uri(uint16_t port);
+/* "ud://<test addr>:port" (unicast UD) */
+const char *dp_ud_uri(int port);
+/* The device under test is iWARP: no UD, no multicast. */
+int dp_is_iwarp(void);
 
 struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
 			struct dp_rec *events);

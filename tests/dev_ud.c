@@ -26,22 +26,9 @@ static int silence_wait_ms(void)
 	return (int)devtest_scale_ms(2 * MSGA_PEER_TIMEOUT_DEFAULT_MS);
 }
 
-static int is_iwarp(void)
-{
-	return !strcmp(devtest_env()->transport, "iWARP");
-}
-
-static const char *ud_uri(int port)
-{
-	static char buf[96];
-
-	snprintf(buf, sizeof(buf), "ud://%s:%d", devtest_env()->addr, port);
-	return buf;
-}
-
 static struct msga_pub *ud_pub(struct msga_ctx *ctx, struct dp_rec *ev)
 {
-	struct msga_pub *pub = dp_pub_at(ctx, ud_uri(0), 0, ev);
+	struct msga_pub *pub = dp_pub_at(ctx, dp_ud_uri(0), 0, ev);
 
 	cr_assert_gt(msga_pub_port(pub), 0);
 	return pub;
@@ -52,7 +39,7 @@ static void ud_connect(struct msga_sub *sub, struct dp_rec *rec,
 		       struct msga_ctx **ctx, int nctx)
 {
 	int want = rec->connected + 1;
-	int id = msga_sub_connect(sub, ud_uri(msga_pub_port(pub)));
+	int id = msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)));
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
 	cr_assert(dp_poll_until(ctx, nctx, &rec->connected, want, 15000),
@@ -84,13 +71,13 @@ static void ud_teardown(struct msga_ctx **ctx)
 static void refused(void)
 {
 	struct msga_ctx *ctx = devtest_open_ctx();
-	struct msga_pub_attr a = { .size = sizeof(a), .uri = ud_uri(0) };
+	struct msga_pub_attr a = { .size = sizeof(a), .uri = dp_ud_uri(0) };
 	struct msga_pub *pub = NULL;
 	struct dp_rec rec = { 0 };
 	struct msga_sub *sub = dp_sub(ctx, "md.*", &rec);
 
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, ud_uri(18999)), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999)), -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -120,7 +107,7 @@ Test(ud, publisher_filters_topics_per_subscriber, .timeout = 120)
 	struct msga_pub *pub;
 	uint32_t ta, tb;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	pub = ud_setup(ctx, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "md.A", &ta), 0);
@@ -157,7 +144,7 @@ Test(ud, large_messages_are_fragmented, .timeout = 120)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	pub = ud_setup(ctx, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "big", &t), 0);
@@ -178,7 +165,7 @@ Test(ud, unsubscribe_is_seen_at_once, .timeout = 60)
 	struct msga_pub *pub;
 	int id;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	pub = ud_setup(ctx, &pe);
 	sub = dp_sub(ctx[1], "x", &rec);
@@ -209,7 +196,7 @@ static void vanishing_subscriber(int rfd)
 		_exit(2);
 	c = devtest_open_ctx();
 	sub = dp_sub(c, "x", &rec);
-	msga_sub_connect(sub, ud_uri(port));
+	msga_sub_connect(sub, dp_ud_uri(port));
 	for (end = dp_now_ms() + 15000; !rec.connected && dp_now_ms() < end;)
 		msga_ctx_poll(c, 64);
 	_exit(rec.connected ? 0 : 1); /* no unsubscribe, no cleanup */
@@ -223,7 +210,7 @@ Test(ud, a_vanished_subscriber_times_out, .timeout = 60)
 	int status, port, fds[2];
 	pid_t pid;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	cr_assert_eq(pipe(fds), 0);
 	pid = fork();
@@ -253,7 +240,7 @@ Test(ud, a_vanished_publisher_is_reported, .timeout = 60)
 	struct msga_sub *sub;
 	struct msga_pub *pub;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	pub = ud_setup(ctx, &pe);
 	sub = dp_sub(ctx[1], "x", &rec);
@@ -283,7 +270,7 @@ Test(ud, a_vanished_publisher_wakes_an_event_mode_subscriber, .timeout = 60)
 	uint64_t end;
 	int fd, wakes = 0;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	pub = ud_setup(ctx, &pe);
 	fd = msga_ctx_fd(ctx[1]);
@@ -313,11 +300,11 @@ Test(ud, nobody_listening_fails_to_connect, .timeout = 60)
 	struct dp_rec rec = { 0 };
 	struct msga_sub *sub;
 
-	if (is_iwarp())
+	if (dp_is_iwarp())
 		return refused();
 	ctx = devtest_open_ctx();
 	sub = dp_sub(ctx, "x", &rec);
-	cr_assert_geq(msga_sub_connect(sub, ud_uri(18997)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(18997)), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &rec.failed, 1, 15000),
 		  "no CONNECT_FAILED");
 	cr_assert_lt(rec.last_status, 0);
