@@ -162,6 +162,84 @@ Test(pub_limits, slow_consumer_ends_a_blocking_send, .timeout = 120)
 	slow_consumer(MSGA_PUB_BLOCK, 0);
 }
 
+/*
+ * A subscriber that is slow but keeps going is not a slow consumer: its
+ * context is polled only every twentieth of slow_consumer_ms, a little
+ * each time, so the publisher is held up by it again and again, and
+ * takes whatever room it makes at once (a look rarely finds room left
+ * over). It makes room well within the limit, so it must never be
+ * dropped, however long this goes on. Only wall time paces the
+ * subscriber: a loaded machine makes the publisher's looks further apart
+ * (which never counts against it), not the subscriber's turns.
+ */
+static void slow_but_progressing(uint32_t sub_flags)
+{
+	static struct dp_rec pe, rec;
+	struct msga_ctx *cp = devtest_open_ctx_timeout(LONG_TIMEOUT_MS);
+	struct msga_ctx *cs = devtest_open_ctx_timeout(LONG_TIMEOUT_MS);
+	struct msga_ctx *all[2] = { cp, cs };
+	uint64_t slow_ms = devtest_scale_ms(SLOW_MS), turn_ms = slow_ms / 20;
+	uint64_t seq = 0, held_up = 0, start, next_turn, end;
+	struct msga_pub *pub;
+	char buf[MSG];
+	uint32_t t;
+
+	memset(&pe, 0, sizeof(pe));
+	memset(&rec, 0, sizeof(rec));
+	rec.strict = 1;
+	pub = pub_with(cp, 0, (uint32_t)slow_ms, 0, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
+	dp_connect(dp_sub_flags(cs, "t", sub_flags, &rec), pub, all, 2, 1);
+	start = dp_now_ms();
+	next_turn = start + turn_ms;
+	end = start + 8 * slow_ms;
+	while (dp_now_ms() < end && !pe.disconnected) {
+		int ret;
+
+		if (dp_now_ms() >= next_turn) {
+			cr_assert_geq(msga_ctx_poll(cs, 64), 0);
+			next_turn = dp_now_ms() + turn_ms;
+		}
+		dp_fill(buf, MSG, t, seq + 1);
+		ret = msga_pub_send(pub, t, buf, MSG);
+		if (ret == -EAGAIN) {
+			held_up++;
+			cr_assert_geq(msga_ctx_poll(cp, 64), 0);
+			continue;
+		}
+		cr_assert_geq(ret, 1, "msga_pub_send = %d (%s)", ret,
+			      msga_ctx_last_error(cp));
+		seq++;
+	}
+	cr_log_info("%llu messages, held up %llu times, subscriber got %llu",
+		    (unsigned long long)seq, (unsigned long long)held_up,
+		    (unsigned long long)rec.total);
+	cr_assert_eq(pe.disconnected, 0, "a subscriber making room was "
+		     "dropped after %llu ms (status %d, %s)",
+		     (unsigned long long)(dp_now_ms() - start), pe.last_status,
+		     msga_strerror(pe.last_status));
+	cr_assert_gt(held_up, 0, "the subscriber never held the publisher up: "
+		     "this test tested nothing");
+	cr_assert(dp_poll_until64(all, 2, &rec.total, seq, 20000),
+		  "the subscriber got %llu of %llu",
+		  (unsigned long long)rec.total, (unsigned long long)seq);
+	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
+	cr_expect_eq(rec.disconnected, 0);
+	cr_expect_eq(msga_pub_subscribers(pub), 1);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
+}
+
+Test(pub_limits, slow_but_progressing_is_kept_ring, .timeout = 120)
+{
+	slow_but_progressing(0);
+}
+
+Test(pub_limits, slow_but_progressing_is_kept_send_recv, .timeout = 120)
+{
+	slow_but_progressing(MSGA_SUB_NO_RING);
+}
+
 /* ------------------------------------------------ raw peers */
 
 struct raw_peer {
