@@ -524,7 +524,8 @@ static void held_up_by(struct msga_pub *pub, struct msga__conn *c,
 {
 	if (!*now)
 		*now = msga__now_ns();
-	msga__slow_blocked(&c->slow, *now, pub->slow_ns);
+	msga__slow_blocked(&c->slow, *now, msga__conn_room_made(c),
+			   pub->slow_ns);
 }
 
 /*

@@ -316,6 +316,19 @@ static inline int msga__conn_can_data(const struct msga__conn *c)
 	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
 	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
 }
+/*
+ * Room the peer has made for us so far, in messages: ring bytes it freed
+ * (counted in the largest records), or credits it returned. The
+ * slow-consumer rule (slow_consumer.h) counts any change as progress, so
+ * a peer that frees a byte at a time makes none until it has freed room
+ * for a whole message. (Slow path only: the division is fine here.)
+ */
+static inline uint64_t msga__conn_room_made(const struct msga__conn *c)
+{
+	if (c->ring && c->pub)
+		return c->rw.head / MSGA__RING_REC_MAX;
+	return c->cr.peer_freed;
+}
 int msga__conn_can_ctl(const struct msga__conn *c);
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,

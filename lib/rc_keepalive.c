@@ -72,7 +72,8 @@ static uint64_t conn_slow_tick(struct msga__conn *c, uint64_t now)
 	uint64_t next;
 
 	if (msga__slow_check(&c->slow, now, msga__conn_can_data(c),
-			     c->pub->slow_ns, &next) == MSGA__SLOW_DROP)
+			     msga__conn_room_made(c), c->pub->slow_ns,
+			     &next) == MSGA__SLOW_DROP)
 		msga__conn_kill(c, -ENOBUFS, 1);
 	return next;
 }

@@ -13,6 +13,15 @@
  * limit (msga_pub_attr.slow_consumer_ms) without room, it is dropped.
  * Any look that finds room again clears the mark.
  *
+ * A subscriber that is slow but keeps up its pace is not dropped: each
+ * look also sees how much room it has made so far (ring bytes freed,
+ * credits returned, counted in messages), and room made for another
+ * message restarts its time. That matters because a busy publisher takes
+ * new room at once: a look rarely finds room left over, even from a
+ * subscriber that frees some every few milliseconds. A subscriber that
+ * lets one message through per limit is slow, not stuck; the stream is
+ * never held up longer than the limit by it.
+ *
  * As in liveness.h, looks further apart than a pause (a quarter of the
  * limit) mean we were not polling, so the room the subscriber made may be
  * unread: its time starts afresh instead of blaming it for our absence.
@@ -28,6 +37,7 @@ struct msga__slow_consumer {
 	int blocking;      /* a publish found no room on it, none since */
 	uint64_t since_ns; /* when that began (or restarted, after a pause) */
 	uint64_t seen_ns;  /* the previous look */
+	uint64_t made;     /* room it had made by then (any monotonic count) */
 };
 
 enum msga__slow_verdict {
@@ -35,18 +45,22 @@ enum msga__slow_verdict {
 	MSGA__SLOW_DROP = 1, /* no room for the whole limit: disconnect it */
 };
 
-/* A publish found no room on this subscriber at now_ns. */
+/*
+ * A publish found no room on this subscriber at now_ns, when it had made
+ * made room so far.
+ */
 void msga__slow_blocked(struct msga__slow_consumer *s, uint64_t now_ns,
-			uint64_t limit_ns);
+			uint64_t made, uint64_t limit_ns);
 
 /*
  * A look at now_ns (a tick, or another publish): has_room says whether it
- * could take a message now. *next_ns is when the next look is due
- * (UINT64_MAX: none needed).
+ * could take a message now, made how much room it has made so far.
+ * *next_ns is when the next look is due (UINT64_MAX: none needed).
  */
 enum msga__slow_verdict msga__slow_check(struct msga__slow_consumer *s,
 					 uint64_t now_ns, int has_room,
-					 uint64_t limit_ns, uint64_t *next_ns);
+					 uint64_t made, uint64_t limit_ns,
+					 uint64_t *next_ns);
 
 /*
  * How long a blocking claim or send (MSGA_PUB_BLOCK) waits for room
