@@ -18,10 +18,9 @@
  *   - a release frees exactly the holds the model has.
  * No verbs are involved: the reader is pure.
  *
- * Build (besides configure --enable-fuzzers):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DMSGA__RING_LOAD_HOOK \
- *     -I include -I lib -I build tests/fuzz/fuzz_ring.c lib/ring.c lib/wire.c
- * The seed corpus is tests/fuzz/corpus/ring (see gen_ring_corpus.sh).
+ * Built with -DMSGA__RING_LOAD_HOOK (FUZZ_DEFS_ring in fuzz.am) by make
+ * fuzz, make fuzz-coverage and, as tests/fuzz/replay_ring, make check.
+ * The seed corpus is tests/fuzz/corpus/ring (see gen_ring_corpus.py).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -31,6 +30,7 @@
 #include "byteorder.h"
 #include "ring.h"
 #include "wire.h"
+#include "fuzz.h"
 
 #ifndef MSGA__RING_LOAD_HOOK
 #error "build with -DMSGA__RING_LOAD_HOOK: the NIC writes between loads"
