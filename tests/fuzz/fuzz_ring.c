@@ -231,9 +231,20 @@ static void op_release(struct input *in)
 	msga__ring_free(&R);
 }
 
-/* The reader reports; the writer takes it (an overclaim is its error). */
-static int op_report(void)
+/*
+ * The reader reports; the writer takes it (an overclaim is its error).
+ * Or a hostile subscriber reports any number: the writer refuses one that
+ * claims bytes it never wrote, and its head never passes its tail.
+ */
+static int op_report(struct input *in)
 {
+	if (take(in, 1) & 0x80) {
+		int ret = msga__ring_on_report(&W, take(in, 4));
+
+		CHECK(ret == 0 || ret == -EPROTO);
+		CHECK(W.head <= W.tail);
+		return ret == 0;
+	}
 	if (!msga__ring_need_report(&R))
 		return 1;
 	R.reported = R.freed;
@@ -274,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			op_release(&in);
 			break;
 		default:
-			alive = op_report();
+			alive = op_report(&in);
 			break;
 		}
 		check_invariants();
