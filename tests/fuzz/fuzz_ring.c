@@ -173,6 +173,8 @@ static void hold_current(const char *payload, uint32_t plen, int want)
 	/* a stale message is never held */
 	if (old_payload && old_payload != payload)
 		CHECK(msga__ring_hold(&R, old_payload) < 0);
+	/* nor anything that is not where a payload starts */
+	CHECK(msga__ring_hold(&R, payload + 1) == -EINVAL);
 	if (!want || nheld == MAX_HELD)
 		return;
 	CHECK(msga__ring_hold(&R, payload) == 0);
@@ -261,6 +263,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(mem, 0, SIZE + 16);
 	ring = mem + MSGA__RING_BASE_SKEW;
+	/* a ring that would misalign payloads, or of a bad size: refused */
+	CHECK(msga__ring_reader_init(&R, mem, SIZE) == -EINVAL);
+	CHECK(msga__ring_reader_init(&R, ring, SIZE + 1) == -EINVAL);
 	CHECK(msga__ring_reader_init(&R, ring, SIZE) == 0);
 	msga__ring_writer_init(&W, 0, 1, SIZE);
 	memset(topic_seq, 0, sizeof(topic_seq));

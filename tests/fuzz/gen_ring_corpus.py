@@ -39,6 +39,21 @@ def write(off, data, later=None):
     return b + (bytes([later]) if later is not None else b"")
 
 
+def forge(at, record):
+    """A record at ring offset at, in one WRITE from 4 bytes before it
+    (whose first byte 0xa5 asks the harness for the awaited stamp, which
+    it puts over the WRITE's last 8 bytes: the record's trailer)."""
+    return write(at - 4, b"\xa5\x00\x00\x00" + record + bytes(8))
+
+
+def long_head(rtype, flags, word=0, seq=7, topic=2):
+    return struct.pack("<IQHBBI", word, seq, topic, rtype, flags, 0)
+
+
+# After rec(40, land=1) (a topic's first message: long head) and a poll,
+# the reader waits at ring offset 80.
+FIRST = rec(40, land=1) + poll()
+
 seeds = {
     # a topic's first message (long head), then short ones, fast reader
     "steady": b"".join([rec(40), poll()] + [rec(n % 300) + poll(1)
@@ -61,6 +76,13 @@ seeds = {
     # a forged record with the awaited stamp, via a write between loads
     "forged": b"".join([write(0, b"\xa5" + bytes(7) + bytes(8), later=2),
                         poll(), poll(1)]),
+    # forged records the reader must refuse: a CREDIT (the publisher
+    # writes none into a ring), a fragment without its extension, a short
+    # record of a topic never introduced by a long one
+    "forged-credit": FIRST + forge(80, long_head(4, 0)) + poll(),
+    "forged-noext": FIRST + forge(80, long_head(1, 1)) + poll(),
+    "forged-short": FIRST + forge(80, struct.pack("<I", 0x40000000 | 5 << 13))
+    + poll(),
     # a subscriber reports what it read, then more than was ever written
     "overclaim": b"".join([rec(200), poll(), rec(200), report(256),
                            report(0xFFFFFFF0)]),
