@@ -5,7 +5,7 @@
 # prints per harness and per function the lines covered in the library
 # files it feeds, then the library files over all harnesses. Issue 23's bar
 # is full line coverage of each decoder.
-#   coverage.sh SRCDIR OUTDIR NAME=SOURCE[:SOURCE]...
+#   coverage.sh SRCDIR OUTDIR NAME=[-DFLAG:]...SOURCE[:SOURCE]...
 # (`make fuzz-coverage` passes them). CLANG, LLVM_PROFDATA and LLVM_COV
 # name the tools (default clang, llvm-profdata-14, llvm-cov-14).
 set -eu
@@ -24,9 +24,12 @@ libs=""
 for spec in "$@"; do
 	name=${spec%%=*}
 	# Absolute paths: llvm-cov names files as the compiler saw them.
-	srcs=$(echo "${spec#*=}" | tr ':' '\n' | xargs realpath | tr '\n' ' ')
+	srcs=$(echo "${spec#*=}" | tr ':' '\n' | grep -v '^-' | xargs realpath |
+		tr '\n' ' ')
+	defs=$(echo "${spec#*=}" | tr ':' '\n' | grep '^-' | tr '\n' ' ' || :)
 	bin="$out/cov_$name"
-	"$cc" -O0 -g -fprofile-instr-generate -fcoverage-mapping \
+	# shellcheck disable=SC2086
+	"$cc" -O0 -g -fprofile-instr-generate -fcoverage-mapping $defs \
 		-D_GNU_SOURCE -I"$srcdir/include" -I"$srcdir/lib" \
 		-I"$srcdir/tests/fuzz" -o "$bin" $srcs \
 		"$srcdir/tests/fuzz/replay.c"

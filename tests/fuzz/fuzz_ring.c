@@ -18,10 +18,9 @@
  *   - a release frees exactly the holds the model has.
  * No verbs are involved: the reader is pure.
  *
- * Build (besides configure --enable-fuzzers):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DMSGA__RING_LOAD_HOOK \
- *     -I include -I lib -I build tests/fuzz/fuzz_ring.c lib/ring.c lib/wire.c
- * The seed corpus is tests/fuzz/corpus/ring (see gen_ring_corpus.sh).
+ * Built with -DMSGA__RING_LOAD_HOOK (FUZZ_DEFS_ring in fuzz.am) by make
+ * fuzz, make fuzz-coverage and, as tests/fuzz/replay_ring, make check.
+ * The seed corpus is tests/fuzz/corpus/ring (see gen_ring_corpus.py).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -31,6 +30,7 @@
 #include "byteorder.h"
 #include "ring.h"
 #include "wire.h"
+#include "fuzz.h"
 
 #ifndef MSGA__RING_LOAD_HOOK
 #error "build with -DMSGA__RING_LOAD_HOOK: the NIC writes between loads"
@@ -173,6 +173,8 @@ static void hold_current(const char *payload, uint32_t plen, int want)
 	/* a stale message is never held */
 	if (old_payload && old_payload != payload)
 		CHECK(msga__ring_hold(&R, old_payload) < 0);
+	/* nor anything that is not where a payload starts */
+	CHECK(msga__ring_hold(&R, payload + 1) == -EINVAL);
 	if (!want || nheld == MAX_HELD)
 		return;
 	CHECK(msga__ring_hold(&R, payload) == 0);
@@ -231,9 +233,20 @@ static void op_release(struct input *in)
 	msga__ring_free(&R);
 }
 
-/* The reader reports; the writer takes it (an overclaim is its error). */
-static int op_report(void)
+/*
+ * The reader reports; the writer takes it (an overclaim is its error).
+ * Or a hostile subscriber reports any number: the writer refuses one that
+ * claims bytes it never wrote, and its head never passes its tail.
+ */
+static int op_report(struct input *in)
 {
+	if (take(in, 1) & 0x80) {
+		int ret = msga__ring_on_report(&W, take(in, 4));
+
+		CHECK(ret == 0 || ret == -EPROTO);
+		CHECK(W.head <= W.tail);
+		return ret == 0;
+	}
 	if (!msga__ring_need_report(&R))
 		return 1;
 	R.reported = R.freed;
@@ -250,6 +263,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(mem, 0, SIZE + 16);
 	ring = mem + MSGA__RING_BASE_SKEW;
+	/* a ring that would misalign payloads, or of a bad size: refused */
+	CHECK(msga__ring_reader_init(&R, mem, SIZE) == -EINVAL);
+	CHECK(msga__ring_reader_init(&R, ring, SIZE + 1) == -EINVAL);
 	CHECK(msga__ring_reader_init(&R, ring, SIZE) == 0);
 	msga__ring_writer_init(&W, 0, 1, SIZE);
 	memset(topic_seq, 0, sizeof(topic_seq));
@@ -274,7 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			op_release(&in);
 			break;
 		default:
-			alive = op_report();
+			alive = op_report(&in);
 			break;
 		}
 		check_invariants();

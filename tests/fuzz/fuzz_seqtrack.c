@@ -8,12 +8,15 @@
  * counter must equal the model's.
  *
  * The model keeps every number delivered and the highest one, as a
- * 65-bit "next expected" (so after UINT64_MAX nothing is new again, the
- * fixed behaviour of issue 23 item 18), and applies seqtrack.h's rules
- * literally: 0 is invalid; the first number is where we joined; below it
- * is before the join; the next expected is NEXT; above it is a GAP of the
- * numbers in between; below it, a number delivered before or more than
- * the window back is a DUP, any other fills a gap (LATE).
+ * 65-bit "next expected", and applies seqtrack.h's rules literally: 0 is
+ * invalid; the first number is where we joined; below it is before the
+ * join; the next expected is NEXT; above it is a GAP of the numbers in
+ * between; below it, a number delivered before or more than the window
+ * back is a DUP, any other fills a gap (LATE). UINT64_MAX is a stream's
+ * last number: once delivered, the next expected is 2^64, which no number
+ * reaches, so nothing is new again and nothing is delivered twice. The
+ * tracker's own state must say the same: its "last" is the highest number
+ * delivered (0 before the join) and its "first" where it joined.
  */
 #include <string.h>
 
@@ -116,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (v == MSGA__SEQ_GAP)
 			FUZZ_CHECK(got == want);
 		FUZZ_CHECK(!memcmp(&t.c, &m.c, sizeof(m.c)));
+		FUZZ_CHECK(t.last == (m.joined ? (uint64_t)(m.next - 1) : 0));
+		FUZZ_CHECK(t.first == (m.joined ? m.first : 0));
 	}
 	return 0;
 }

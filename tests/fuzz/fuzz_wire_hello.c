@@ -4,12 +4,15 @@
  * lib/wire.c), fed any rdma_cm private data: what a connecting subscriber
  * sends the publisher, and the publisher's accept. An accepted hello obeys
  * wire.h's rules and re-encodes to the bytes it came from; a short one
- * (the first 16 bytes only) offers no ring.
+ * (the first 16 bytes only) offers no ring. The publisher reads the
+ * ring's size from the offer (msga__ring_offered_size, lib/ring.c): 0 for
+ * an offer of the old format, the offer without its format bit else.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "msgaccel.h"
+#include "ring.h"
 #include "wire.h"
 #include "fuzz.h"
 
@@ -37,5 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!memcmp(again, data, MSGA__WIRE_HELLO_V1_LEN));
 		FUZZ_CHECK(!h.ring_addr && !h.ring_rkey && !h.ring_size);
 	}
+	if (h.ring_size & MSGA__RING_OFFER_FMT2)
+		FUZZ_CHECK(msga__ring_offered_size(h.ring_size) ==
+			   (h.ring_size & ~MSGA__RING_OFFER_FMT2));
+	else
+		FUZZ_CHECK(msga__ring_offered_size(h.ring_size) == 0);
 	return 0;
 }
