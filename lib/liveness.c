@@ -55,7 +55,10 @@ int msga__setup_expired(struct msga__setup_clock *s, uint64_t now_ns,
 			uint64_t *next_ns)
 {
 	if (!s->deadline_ns) {
-		s->deadline_ns = now_ns + MSGA__SETUP_PEER_TIMEOUTS * timeout_ns;
+		uint64_t span = MSGA__SETUP_PEER_TIMEOUTS * timeout_ns;
+
+		s->deadline_ns = now_ns + (span > MSGA__SETUP_MIN_NS ?
+					   span : MSGA__SETUP_MIN_NS);
 	} else if (now_ns > s->tick_ns &&
 		   now_ns - s->tick_ns > MSGA__LIVE_PAUSE_INTERVALS * interval_ns) {
 		/* we were not polling: the pause is not the peer's */

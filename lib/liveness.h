@@ -75,6 +75,12 @@ enum msga__live_verdict msga__liveness_tick(struct msga__liveness *l,
  * peer a fresh timeout.
  */
 #define MSGA__SETUP_PEER_TIMEOUTS 2u
+/*
+ * ...and never less than the library's own rdma_cm budgets (2 s to
+ * resolve the address, 2 s the route) plus a second for the connect, so
+ * that a short peer timeout does not cut a slow but healthy handshake.
+ */
+#define MSGA__SETUP_MIN_NS 5000000000ull
 
 struct msga__setup_clock {
 	uint64_t deadline_ns; /* 0 before the first tick */

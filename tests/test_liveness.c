@@ -287,3 +287,13 @@ Test(liveness, setup_deadline_moves_by_our_own_pause)
 	cr_assert_eq(msga__setup_expired(&s, next, INTERVAL, TIMEOUT, &next),
 		     1);
 }
+
+Test(liveness, setup_deadline_is_never_shorter_than_rdma_cm_budgets)
+{
+	struct msga__setup_clock s = { 0 };
+	uint64_t next;
+
+	cr_assert_eq(msga__setup_expired(&s, 1000, 20 * MS, 100 * MS, &next),
+		     0);
+	cr_assert_eq(next, 1000 + MSGA__SETUP_MIN_NS);
+}
