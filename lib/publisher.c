@@ -857,6 +857,9 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 	return ret > 0;
 }
 
+static int pub_send(struct msga_pub *pub, uint32_t topic_id,
+		    const void *data, size_t len);
+
 static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	/* From here on only the publisher's own record (claim_ok). */
@@ -873,6 +876,13 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	pub->claimed = 0;
 	if (pub->mc)
 		return msga__mpub_commit(pub, &mine, slot, slot == CLAIM_BIG);
+	if (slot == CLAIM_BIG && !mine.len)
+		/*
+		 * Shrunk to nothing: no fragment would carry it, yet its
+		 * sequence number would be spent. An empty message is a small
+		 * one; the claim's room check covered its credit.
+		 */
+		return pub_send(pub, mine.topic_id, NULL, 0);
 	if (slot == CLAIM_BIG)
 		return commit_big(pub, &mine);
 	ret = solo_send(pub, mine.topic_id, mine.data, mine.len);

@@ -803,3 +803,61 @@ Test(pubsub, destroy_in_any_order_with_traffic, .timeout = 60)
 		memset(&ev, 0, sizeof(ev));
 	}
 }
+
+/*
+ * A large claim (more than one fragment) may shrink at commit, even to
+ * nothing: the empty message must still arrive, with its sequence
+ * number, or the subscriber sees the next one after a silent gap.
+ */
+static uint64_t shrunk_seq[4];
+static size_t shrunk_len[4];
+static int shrunk_n;
+
+static void on_shrunk(const struct msga_msg *m, void *user)
+{
+	(void)user;
+	if (shrunk_n < 4) {
+		shrunk_seq[shrunk_n] = m->seq;
+		shrunk_len[shrunk_n] = m->len;
+	}
+	shrunk_n++;
+}
+
+static void large_claim_shrunk_to_nothing(uint32_t sub_flags)
+{
+	static struct dp_rec ev;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
+	struct msga_sub_attr a = { .size = sizeof(a), .flags = sub_flags,
+				   .pattern = "big", .on_msg = on_shrunk,
+				   .on_event = dp_on_event, .user = &ev };
+	uint32_t t = topic(pub, "big");
+	struct msga_claim c;
+	struct msga_sub *sub;
+	uint8_t small[8] = { 0 };
+	volatile int *n = &shrunk_n;
+
+	shrunk_n = 0;
+	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
+	dp_connect(sub, pub, &ctx, 1, 1);
+	cr_assert_eq(msga_pub_claim(pub, t, 3 * MSGA_FRAG_MAX, &c), 0);
+	c.len = 0;
+	cr_assert_eq(msga_pub_commit(pub, &c), 1);
+	cr_assert_eq(msga_pub_send(pub, t, small, sizeof(small)), 1);
+	cr_assert(dp_poll_until(&ctx, 1, n, 2, 10000), "got %d of 2", *n);
+	cr_expect_eq(shrunk_seq[0], 1);
+	cr_expect_eq(shrunk_len[0], 0);
+	cr_expect_eq(shrunk_seq[1], 2);
+	cr_expect_eq(shrunk_len[1], sizeof(small));
+	msga_ctx_close(ctx);
+}
+
+Test(pubsub, large_claim_shrunk_to_nothing_arrives_ring, .timeout = 60)
+{
+	large_claim_shrunk_to_nothing(0);
+}
+
+Test(pubsub, large_claim_shrunk_to_nothing_arrives_send_recv, .timeout = 60)
+{
+	large_claim_shrunk_to_nothing(MSGA_SUB_NO_RING);
+}
