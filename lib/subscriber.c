@@ -430,7 +430,8 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 			return -EPROTO;
 		memcpy(name, payload, h->len);
 		name[h->len] = '\0';
-		if (msga__topic_check(name))
+		/* (an embedded NUL would leave a valid-looking prefix) */
+		if (strlen(name) != h->len || msga__topic_check(name))
 			return -EPROTO;
 		memcpy(c->names[h->topic], name, h->len + 1);
 		return 0;

@@ -10,7 +10,6 @@
  * valid hello (lib/wire.c, built in) and then nothing at all.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +18,7 @@
 
 #include "devtest.h"
 #include "dev_pubsub_util.h"
-#include "wire.h"
+#include "dev_raw_peer.h"
 
 #define MSG 256               /* fills a 256 KiB ring in about 900 */
 #define SLOW_MS 500u          /* slow_consumer_ms here (scaled) */
@@ -252,101 +251,6 @@ Test(pub_limits, slow_but_progressing_is_kept_send_recv, .timeout = 120)
 
 /* ------------------------------------------------ raw peers */
 
-struct raw_peer {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
-	enum rdma_cm_event_type last;
-	int established, disconnected, rejected;
-};
-
-/* Every context and raw peer gets a turn; a raw peer's events counted. */
-static void raw_turn(struct raw_peer *p, struct msga_ctx *ctx)
-{
-	struct rdma_cm_event *ev;
-
-	if (ctx)
-		cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
-	if (!p->ch || rdma_get_cm_event(p->ch, &ev))
-		return;
-	p->last = ev->event;
-	p->established += ev->event == RDMA_CM_EVENT_ESTABLISHED;
-	p->disconnected += ev->event == RDMA_CM_EVENT_DISCONNECTED;
-	p->rejected += ev->event == RDMA_CM_EVENT_REJECTED;
-	rdma_ack_cm_event(ev);
-}
-
-/* Wait (polling ctx) until the peer's next event; returns its type. */
-static enum rdma_cm_event_type raw_wait(struct raw_peer *p,
-					struct msga_ctx *ctx)
-{
-	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
-	enum rdma_cm_event_type none = (enum rdma_cm_event_type)-1;
-
-	p->last = none;
-	while (p->last == none) {
-		cr_assert_lt(dp_now_ms(), end, "raw peer: no cm event");
-		raw_turn(p, ctx);
-	}
-	return p->last;
-}
-
-/*
- * Connect to port with a subscriber's hello, as msgaccel's own subscriber
- * would (SEND/RECV, no ring), and then never send SUBSCRIBE. Returns the
- * cm event that ended the connect (ESTABLISHED or REJECTED).
- */
-static enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
-					   struct msga_ctx *ctx)
-{
-	struct msga__wire_hello hello = {
-		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
-		.role = 2, .recv_depth = 4, .slot_size = 4096,
-	};
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
-	struct rdma_conn_param param = { .private_data = pdata,
-					 .private_data_len = sizeof(pdata),
-					 .retry_count = 7 };
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-	char service[8];
-	int fl;
-
-	memset(p, 0, sizeof(*p));
-	msga__wire_hello_put(pdata, &hello);
-	snprintf(service, sizeof(service), "%u", port);
-	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
-				      &ai), 0);
-	p->ch = rdma_create_event_channel();
-	cr_assert(p->ch);
-	fl = fcntl(p->ch->fd, F_GETFL);
-	cr_assert_eq(fcntl(p->ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
-	cr_assert_eq(rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP), 0);
-	cr_assert_eq(rdma_resolve_addr(p->id, NULL, ai->ai_dst_addr, 2000), 0);
-	rdma_freeaddrinfo(ai);
-	cr_assert_eq(raw_wait(p, ctx), RDMA_CM_EVENT_ADDR_RESOLVED);
-	cr_assert_eq(rdma_resolve_route(p->id, 2000), 0);
-	cr_assert_eq(raw_wait(p, ctx), RDMA_CM_EVENT_ROUTE_RESOLVED);
-	cr_assert_eq(rdma_create_qp(p->id, NULL, &qia), 0);
-	cr_assert_eq(rdma_connect(p->id, &param), 0);
-	return raw_wait(p, ctx);
-}
-
-static void raw_close(struct raw_peer *p)
-{
-	if (p->id) {
-		if (p->id->qp)
-			rdma_destroy_qp(p->id);
-		rdma_destroy_id(p->id);
-	}
-	if (p->ch)
-		rdma_destroy_event_channel(p->ch);
-	memset(p, 0, sizeof(*p));
-}
-
 /*
  * A peer that completes the handshake and never subscribes would keep a
  * queue pair, a CQ and pinned buffers on the publisher for good; it gets
@@ -388,46 +292,23 @@ Test(pub_limits, a_connect_never_answered_fails_after_the_timeout,
 {
 	static struct dp_rec rec;
 	struct msga_ctx *cs = devtest_open_ctx_timeout(200);
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = RAI_PASSIVE }, *ai;
-	struct rdma_cm_id *listen, *req = NULL;
-	struct rdma_cm_event *ev;
+	struct raw_peer l;
 	uint64_t end;
-	int fl;
 
-	cr_assert(ch);
-	fl = fcntl(ch->fd, F_GETFL);
-	cr_assert_eq(fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
-	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, "0", &hints, &ai),
-		     0);
-	cr_assert_eq(rdma_create_id(ch, &listen, NULL, RDMA_PS_TCP), 0);
-	cr_assert_eq(rdma_bind_addr(listen, ai->ai_src_addr), 0);
-	rdma_freeaddrinfo(ai);
-	cr_assert_eq(rdma_listen(listen, 4), 0);
 	cr_assert_geq(msga_sub_connect(dp_sub(cs, "t", &rec),
-				       dp_uri(ntohs(rdma_get_src_port(listen)))),
-		      0);
+				       dp_uri(raw_listen(&l))), 0);
 	end = dp_now_ms() + (uint64_t)devtest_wait_s(20) * 1000;
 	while (!rec.failed && !rec.disconnected) {
 		cr_assert_lt(dp_now_ms(), end, "the connect never ended");
-		cr_assert_geq(msga_ctx_poll(cs, 64), 0);
-		if (!rdma_get_cm_event(ch, &ev)) {
-			if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-				req = ev->id; /* and never accepted */
-			rdma_ack_cm_event(ev);
-		}
+		raw_turn(&l, cs); /* a request is taken and never accepted */
 	}
-	cr_expect(req, "the request never reached the listener");
+	cr_expect(l.req, "the request never reached the listener");
 	cr_expect_eq(rec.failed, 1);
 	cr_expect_eq(rec.connected, 0);
 	cr_expect_eq(rec.last_status, -ETIMEDOUT, "status %d",
 		     rec.last_status);
 	msga_ctx_close(cs);
-	if (req)
-		rdma_destroy_id(req);
-	rdma_destroy_id(listen);
-	rdma_destroy_event_channel(ch);
+	raw_close(&l);
 }
 
 /*

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* dev_raw_peer.c - the hostile peer of dev_raw_peer.h. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+#include "dev_pubsub_util.h"
+#include "dev_raw_peer.h"
+#include "wire.h"
+
+void raw_turn(struct raw_peer *p, struct msga_ctx *ctx)
+{
+	struct rdma_cm_event *ev;
+
+	if (ctx)
+		cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
+	if (!p->ch || rdma_get_cm_event(p->ch, &ev))
+		return;
+	p->last = ev->event;
+	p->established += ev->event == RDMA_CM_EVENT_ESTABLISHED;
+	p->disconnected += ev->event == RDMA_CM_EVENT_DISCONNECTED;
+	p->rejected += ev->event == RDMA_CM_EVENT_REJECTED;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		p->req = ev->id;
+		p->req_plen = ev->param.conn.private_data_len;
+		memcpy(p->req_pdata, ev->param.conn.private_data,
+		       p->req_plen);
+	}
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN)
+		p->ud = ev->param.ud;
+	rdma_ack_cm_event(ev);
+}
+
+enum rdma_cm_event_type raw_wait(struct raw_peer *p, struct msga_ctx *ctx)
+{
+	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
+	enum rdma_cm_event_type none = (enum rdma_cm_event_type)-1;
+
+	p->last = none;
+	while (p->last == none) {
+		cr_assert_lt(dp_now_ms(), end, "raw peer: no cm event");
+		raw_turn(p, ctx);
+	}
+	return p->last;
+}
+
+void raw_open(struct raw_peer *p, enum rdma_port_space ps)
+{
+	int fl;
+
+	memset(p, 0, sizeof(*p));
+	p->ch = rdma_create_event_channel();
+	cr_assert(p->ch);
+	fl = fcntl(p->ch->fd, F_GETFL);
+	cr_assert_eq(fcntl(p->ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	cr_assert_eq(rdma_create_id(p->ch, &p->id, NULL, ps), 0);
+}
+
+void raw_bind(struct raw_peer *p, enum rdma_port_space ps)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
+				       .ai_flags = RAI_PASSIVE }, *ai;
+
+	raw_open(p, ps);
+	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, "0", &hints, &ai),
+		     0);
+	cr_assert_eq(rdma_bind_addr(p->id, ai->ai_src_addr), 0);
+	rdma_freeaddrinfo(ai);
+}
+
+uint16_t raw_listen(struct raw_peer *p)
+{
+	raw_bind(p, RDMA_PS_TCP);
+	cr_assert_eq(rdma_listen(p->id, 4), 0);
+	return ntohs(rdma_get_src_port(p->id));
+}
+
+enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
+				    struct msga_ctx *ctx)
+{
+	struct msga__wire_hello hello = {
+		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
+		.role = 2, .recv_depth = 4, .slot_size = 4096,
+	};
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
+	struct rdma_conn_param param = { .private_data = pdata,
+					 .private_data_len = sizeof(pdata),
+					 .retry_count = 7 };
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	char service[8];
+
+	msga__wire_hello_put(pdata, &hello);
+	snprintf(service, sizeof(service), "%u", port);
+	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
+				      &ai), 0);
+	raw_open(p, RDMA_PS_TCP);
+	cr_assert_eq(rdma_resolve_addr(p->id, NULL, ai->ai_dst_addr, 2000), 0);
+	rdma_freeaddrinfo(ai);
+	cr_assert_eq(raw_wait(p, ctx), RDMA_CM_EVENT_ADDR_RESOLVED);
+	cr_assert_eq(rdma_resolve_route(p->id, 2000), 0);
+	cr_assert_eq(raw_wait(p, ctx), RDMA_CM_EVENT_ROUTE_RESOLVED);
+	cr_assert_eq(rdma_create_qp(p->id, NULL, &qia), 0);
+	cr_assert_eq(rdma_connect(p->id, &param), 0);
+	return raw_wait(p, ctx);
+}
+
+void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
+		    struct ibv_cq *cq)
+{
+	if (id && id->qp)
+		rdma_destroy_qp(id);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+static void destroy_id(struct rdma_cm_id *id)
+{
+	if (!id)
+		return;
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+void raw_close(struct raw_peer *p)
+{
+	destroy_id(p->req);
+	destroy_id(p->id);
+	if (p->ch)
+		rdma_destroy_event_channel(p->ch);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dev_raw_peer.h - a hostile peer for device tests: a raw rdma_cm id on
+ * the device under test, in this process, that speaks msgaccel's wire
+ * format only as far as a test wants it to. Its event channel never
+ * blocks, so a test turns it and a context in one loop (raw_turn).
+ */
+#ifndef MSGA_DEV_RAW_PEER_H
+#define MSGA_DEV_RAW_PEER_H
+
+#include <stdint.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "msgaccel.h"
+
+struct raw_peer {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;        /* ours: connecting, listening, UD */
+	struct rdma_cm_id *req;       /* a listener's last CONNECT_REQUEST */
+	uint8_t req_pdata[256];       /* and its private data */
+	uint8_t req_plen;
+	struct rdma_ud_param ud;      /* the last MULTICAST_JOIN's */
+	enum rdma_cm_event_type last;
+	int established, disconnected, rejected;
+};
+
+/* Every context and raw peer gets a turn; a raw peer's events counted. */
+void raw_turn(struct raw_peer *p, struct msga_ctx *ctx);
+/* Wait (polling ctx) until the peer's next event; returns its type. */
+enum rdma_cm_event_type raw_wait(struct raw_peer *p, struct msga_ctx *ctx);
+/* A channel that never blocks and an id in port space ps on it. */
+void raw_open(struct raw_peer *p, enum rdma_port_space ps);
+/* raw_open, bound to the test address (any port). */
+void raw_bind(struct raw_peer *p, enum rdma_port_space ps);
+/* A listener on the test address (RC); returns its port. */
+uint16_t raw_listen(struct raw_peer *p);
+/*
+ * Connect to port with a subscriber's hello, as msgaccel's own subscriber
+ * would (SEND/RECV, no ring), and then never send SUBSCRIBE. Returns the
+ * cm event that ended the connect (ESTABLISHED or REJECTED).
+ */
+enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
+				    struct msga_ctx *ctx);
+/* What a test made for id, in the order verbs wants it gone (any NULL). */
+void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
+		    struct ibv_cq *cq);
+/* Destroys the ids (and their QPs) and the channel. */
+void raw_close(struct raw_peer *p);
+
+#endif
