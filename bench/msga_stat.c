@@ -357,7 +357,13 @@ static int report(struct run *r, int final)
 		print_header();
 	for (uint32_t i = 0; i < st.streams; i++) {
 		ret = msga_sub_stream_stats(r->sub, i, &ss);
-		/* Streams are never removed: any error here is real. */
+		/*
+		 * An evicted stream's index reads -ENOENT until a new stream
+		 * takes it (msga_sub_stream_stats(3)); its counters are in
+		 * the totals. Any other error is real.
+		 */
+		if (ret == -ENOENT)
+			continue;
 		if (ret < 0) {
 			fprintf(stderr, "msga_stat: stream %" PRIu32 ": %s\n",
 				i, msga_strerror(ret));
