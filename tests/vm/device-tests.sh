@@ -17,7 +17,7 @@
 # MSGA_BUILDDIR is the build tree (set by make). MSGA_TEST_WRAPPER, if set,
 # is put before each program (scripts/valgrind.sh uses it for valgrind).
 # MSGA_TEST_TIMEOUT_SCALE=K (a whole number, default 1) multiplies the time
-# limits of a run: the VM's (MSGA_VM_TIMEOUT, vm-run.sh's default 1500 s),
+# limits of a run: the VM's (MSGA_VM_TIMEOUT, 3000 s here for every device test on two devices),
 # each program's (MSGA_TEST_TIMEOUT, default 900 s), each Criterion test's,
 # and a test's waits for the tools it starts (tests/devtest.c). Limits are
 # written for native speed; valgrind.sh sets a scale for its slowdown.
@@ -106,7 +106,7 @@ case "$mode" in
 vm)
 	echo "device-tests: booting the test VM (rxe0 = soft-RoCE, siw0 = soft-iWARP)"
 	MSGA_VM_RWDIRS="$builddir" \
-		MSGA_VM_TIMEOUT=$((${MSGA_VM_TIMEOUT:-1500} * scale)) \
+		MSGA_VM_TIMEOUT=$((${MSGA_VM_TIMEOUT:-3000} * scale)) \
 		exec "$here/vm-run.sh" \
 		"$builddir/tests/vm-results" \
 		env MSGA_BUILDDIR="$builddir" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
