@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "../lib/rx_clock.h"
+#include "rx_clock.h"
 
 /* A made-up TSC of 2.5 ticks per ns, from an arbitrary start. */
 #define T0 1000000007ull
