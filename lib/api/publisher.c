@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mcast.h"
-#include "pubsub.h"
+#include "rc_batch.h"
 #include "udep_policy.h"
 #include "topic.h"
 
@@ -23,36 +23,10 @@
 #define CLAIM_BIG UINT32_MAX
 #define CLAIM_INLINE (UINT32_MAX - 1) /* no send buffer (msga_pub_send) */
 
-static int topic_bit(const struct msga__conn *c, uint32_t t)
-{
-	return (int)((c->match[t / 64] >> (t % 64)) & 1);
-}
 
-static struct msga__conn *own_conn(struct msga__list *pos)
-{
-	return msga__container_of(pos, struct msga__conn, own_node);
-}
+static const struct msga__ep_ops pub_ops;
+static void pub_free(struct msga_pub *pub);
 
-/*
- * The fast path (solo_send) serves a publisher with exactly one ready
- * subscriber, on a ring: the common order gateway or feed-handler pair.
- * Recomputed when a subscriber becomes ready or goes (rare): a send only
- * loads the pointer.
- */
-static void solo_update(struct msga_pub *pub)
-{
-	struct msga__list *pos, *tmp;
-	struct msga__conn *only = NULL;
-
-	pub->solo = NULL;
-	if (pub->nready != 1)
-		return;
-	msga__list_for_each_safe(pos, tmp, &pub->conns)
-		if (own_conn(pos)->state == MSGA__C_READY)
-			only = own_conn(pos);
-	if (only && only->ring)
-		pub->solo = only;
-}
 
 static int pub_alloc(struct msga_pub *pub)
 {
@@ -115,7 +89,7 @@ static int pub_listen(struct msga_pub *pub, struct sockaddr_storage *ss)
 
 	if (ret)
 		return ret;
-	if (rdma_create_id(ctx->cm_ch, &pub->listen, pub, RDMA_PS_TCP))
+	if (rdma_create_id(ctx->cm_ch, &pub->listen, &pub->eng, RDMA_PS_TCP))
 		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
 				      "rdma_create_id");
 	if (rdma_bind_addr(pub->listen, (struct sockaddr *)ss))
@@ -159,7 +133,6 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	pub = calloc(1, sizeof(*pub));
 	if (!pub)
 		return -ENOMEM;
-	pub->kind = MSGA__K_LISTENER;
 	pub->ctx = ctx;
 	pub->flags = attr->flags;
 	pub->on_event = attr->on_event;
@@ -168,7 +141,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 			  sizeof(attr->max_datagram))
 		pub->max_datagram = attr->max_datagram;
 	msga__list_init(&pub->conns);
-	msga__list_add_tail(&ctx->pubs, &pub->ctx_node);
+	msga__ep_add(ctx, &pub->eng, &pub_ops, 0);
 	ret = pub_limits(pub, attr);
 	if (!ret)
 		ret = pub_alloc(pub);
@@ -185,23 +158,40 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	return 0;
 }
 
+/*
+ * Destroyed from a callback: stop everything that could call the user
+ * again (connections, the endpoint), stay on every list so that walks in
+ * progress go on safely, and wait for the reap (endpoint.h).
+ */
+static void pub_bury(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	pub->dead = 1;
+	msga__ctx_reap_soon(pub->ctx);
+	msga__list_for_each_safe(pos, tmp, &pub->conns)
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+	if (pub->mc)
+		msga__udep_kill(pub->mc, 0, 0);
+}
+
 MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
 	if (!pub || pub->dead)
 		return;
 	if (pub->ctx->busy)
-		msga__ctx_bury_pub(pub); /* from a callback: freed later */
+		pub_bury(pub); /* from a callback: freed later */
 	else
-		msga__pub_free(pub);
+		pub_free(pub);
 }
 
-void msga__pub_free(struct msga_pub *pub)
+static void pub_free(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		msga__conn_kill(own_conn(pos), 0, 0);
-		msga__conn_free(own_conn(pos));
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+		msga__conn_free(msga__own_conn(pos));
 	}
 	if (pub->listen)
 		rdma_destroy_id(pub->listen);
@@ -212,7 +202,7 @@ void msga__pub_free(struct msga_pub *pub)
 		ibv_dereg_mr(pub->tx_mr);
 	if (pub->big_mr)
 		ibv_dereg_mr(pub->big_mr);
-	msga__list_del(&pub->ctx_node);
+	msga__ep_del(&pub->eng);
 	free(pub->tx_buf);
 	free(pub->big_buf);
 	free(pub->tx_ref);
@@ -241,239 +231,19 @@ MSGA_API int msga_pub_subscribers(const struct msga_pub *pub)
 	return pub ? pub->nready : -EINVAL;
 }
 
-/* ---------------------------------------------------- connections */
-
-static void reject(struct rdma_cm_id *id)
+static struct msga_pub *pub_of(struct msga__ep *ep)
 {
-	rdma_reject(id, NULL, 0);
-	rdma_destroy_id(id);
+	return msga__container_of(ep, struct msga_pub, eng);
 }
 
-void msga__pub_on_connect_request(struct msga_pub *pub,
-				  struct rdma_cm_id *id, const void *pdata,
-				  size_t plen)
+/* The listening id's events: connection requests. */
+static void pub_on_cm(struct msga__ep *ep, const struct rdma_cm_event *ev)
 {
-	static const struct msga__conn_geom geom = {
-		MSGA__PUB_RX_DEPTH, MSGA__PUB_RX_SLOT, MSGA__PUB_SQ_DEPTH,
-		MSGA__PUB_SIG_EVERY,
-	};
-	struct rdma_conn_param param = { .retry_count = 7 };
-	struct msga__wire_hello peer, mine;
-	uint8_t buf[MSGA__WIRE_HELLO_LEN];
-	struct msga__conn *c;
-	uint32_t ring_size;
+	struct msga_pub *pub = pub_of(ep);
 
-	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
-	    peer.slot_size < MSGA__DATA_SLOT)
-		return reject(id);
-	if (pub->nconns >= pub->max_conns) {
-		/* Before anything is allocated: a flood costs us nothing. */
-		pub->conns_refused++;
-		msga__ctx_fail(pub->ctx, -ECONNREFUSED, "publisher: max_conns "
-			       "(%u) reached, %llu connection(s) refused",
-			       pub->max_conns,
-			       (unsigned long long)pub->conns_refused);
-		return reject(id);
-	}
-	c = msga__conn_new(pub->ctx, &geom);
-	if (!c)
-		return reject(id);
-	pub->nconns++;
-	c->pub = pub;
-	c->cm = id;
-	id->context = c;
-	c->id = pub->next_id++;
-	c->state = MSGA__C_CONNECTING;
-	msga__list_add_tail(&pub->conns, &c->own_node);
-	msga__conn_peer_name(c);
-	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
-	ring_size = msga__ring_offered_size(peer.ring_size);
-	if (ring_size && msga__ring_size_ok(ring_size) &&
-	    c->ctx->dev_attr.max_sge >= 3) {
-		c->ring = 1;
-		msga__ring_tx_setup(c, peer.ring_addr, peer.ring_rkey,
-				    ring_size);
-	}
-	msga__conn_hello(c, &mine, 1);
-	msga__wire_hello_put(buf, &mine);
-	param.private_data = buf;
-	param.private_data_len = sizeof(buf);
-	/* A ring needs no batches: a record costs ring bytes, not a receive. */
-	if (!c->ring)
-		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
-					   MSGA__DATA_SLOT, &c->bat_mr);
-	if ((!c->ring && !c->bat_buf) || msga__conn_setup(c) ||
-	    rdma_accept(id, &param)) {
-		rdma_reject(id, NULL, 0);
-		c->state = MSGA__C_DEAD;
-		pub->nconns--;
-		msga__conn_free(c);
-	}
-}
-
-/* ---------------------------------------------------- coalescing */
-
-/*
- * When a subscriber falls behind (half its credits in use), small messages
- * are copied into a per-connection batch buffer and go out many to one
- * SEND: on soft RDMA the cost is per packet, not per byte, so this is what
- * keeps a fast publisher and a slower subscriber near the link's rate.
- * An open batch sets aside one credit and one send slot, so flushing it
- * can never fail; it is flushed when full, before any other SEND on the
- * connection (order), and on every msga_ctx_poll().
- */
-static uint32_t rec_size(size_t len)
-{
-	return (uint32_t)MSGA__WIRE_ALIGN(MSGA__WIRE_HDR_LEN + len);
-}
-
-static int bat_fits(const struct msga__conn *c, size_t len)
-{
-	return c->bat_open && c->bat_len + rec_size(len) <= MSGA_FRAG_MAX;
-}
-
-static char *bat_cur(struct msga__conn *c)
-{
-	return c->bat_buf +
-	       (size_t)(c->bat_head % MSGA__BATCH_BUFS) * MSGA__DATA_SLOT;
-}
-
-static int bat_flush(struct msga__conn *c)
-{
-	struct msga__wire_hdr h = { .type = MSGA__W_BATCH };
-	int inl;
-	char *buf;
-
-	/* Called on every poll: test before building anything. */
-	if (!c->bat_open)
-		return 0;
-	h.len = c->bat_len;
-	inl = MSGA__WIRE_HDR_LEN + c->bat_len <= c->ctx->max_inline;
-	buf = bat_cur(c);
-	c->bat_open = 0;
-	if (!inl)
-		c->bat_head++;
-	/* Signalled, so batch buffers come back even when traffic stops. */
-	return msga__conn_send(c, &h, 0, buf, c->bat_len, c->bat_mr->lkey,
-			       MSGA__TAG_BATCH, 1);
-}
-
-static void bat_append(struct msga__conn *c, const struct msga__wire_hdr *h,
-		       const void *data, size_t len)
-{
-	char *rec = bat_cur(c) + c->bat_len;
-	struct msga__wire_hdr r = *h;
-
-	r.credit = 0;
-	msga__wire_hdr_put(rec, &r);
-	memcpy(rec + MSGA__WIRE_HDR_LEN, data, len);
-	c->bat_len += rec_size(len);
-}
-
-/* Coalesce this message into a new batch? Only when c is behind. */
-static int bat_should_open(const struct msga__conn *c, size_t len)
-{
-	return !c->ring && len <= MSGA__BATCH_REC_MAX &&
-	       msga__credit_avail(&c->cr) < c->cr.peer_depth / 2 &&
-	       c->bat_head - c->bat_tail < MSGA__BATCH_BUFS &&
-	       msga__conn_can_data(c);
-}
-
-/* Tell c the names of the topics it matches, in id order, before data. */
-static int conn_announce(struct msga_pub *pub, struct msga__conn *c)
-{
-	if (c->ann < pub->ntopics)
-		bat_flush(c);
-	while (c->ann < pub->ntopics) {
-		const char *name = pub->topics[c->ann].name;
-		struct msga__wire_hdr h = { .type = MSGA__W_TOPIC,
-					    .topic = (uint16_t)c->ann };
-		int ret;
-
-		if (msga__topic_match(c->pattern, name)) {
-			/* (can_ctl: a claim's room is not ours to take) */
-			if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c))
-				return -EAGAIN;
-			h.len = (uint32_t)strlen(name);
-			memcpy(msga__conn_ctl_payload(c), name, h.len);
-			ret = msga__conn_send(c, &h, h.len, NULL, 0, 0,
-					      MSGA__TAG_NONE, 0);
-			if (ret)
-				return ret;
-			c->match[c->ann / 64] |= 1ull << (c->ann % 64);
-		}
-		c->ann++;
-	}
-	return 0;
-}
-
-static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
-			const char *payload)
-{
-	uint64_t sent;
-
-	if (c->state != MSGA__C_CONNECTING)
-		return -EPROTO;
-	memcpy(c->pattern, payload, h->len);
-	c->pattern[h->len] = '\0';
-	if (msga__pattern_check(c->pattern))
-		return -EPROTO;
-	c->state = MSGA__C_READY;
-	c->was_ready = 1;
-	c->pub->nready++;
-	solo_update(c->pub);
-	msga__pub_work(c->pub);
-	sent = c->tx_seq;
-	conn_announce(c->pub, c);
-	/* Answer at once, whatever matched: subscriber.c says why. */
-	if (c->tx_seq == sent)
-		msga__conn_send_credit(c);
-	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
-	return 0;
-}
-
-int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
-		      const char *payload)
-{
-	switch (h->type) {
-	case MSGA__W_SUBSCRIBE:
-		return on_subscribe(c, h, payload);
-	case MSGA__W_CREDIT:
-		return 0;
-	default:
-		return -EPROTO;
-	}
-}
-
-void msga__pub_conn_gone(struct msga__conn *c)
-{
-	c->pub->nconns--;
-	if (c->was_ready)
-		c->pub->nready--;
-	solo_update(c->pub);
-	c->big_active = 0;
-	c->bat_open = 0;
-}
-
-void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot)
-{
-	pub->tx_free[pub->tx_nfree++] = slot;
-}
-
-void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
-{
-	struct msga_pub *pub = c->pub;
-
-	if (tag == MSGA__TAG_BIG) {
-		c->big_inflight--;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
 		return;
-	}
-	if (tag == MSGA__TAG_BATCH) {
-		c->bat_tail++;
-		return;
-	}
-	if (--pub->tx_ref[tag] == 0)
-		msga__pub_slot_put(pub, (uint32_t)tag);
+	msga__rc_pub_on_request(pub, ev);
 }
 
 /* ---------------------------------------------------- publishing */
@@ -507,8 +277,8 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 		pub->ntopics++;
 		msga__pub_work(pub);
 		msga__list_for_each_safe(pos, tmp, &pub->conns)
-			if (own_conn(pos)->state == MSGA__C_READY)
-				conn_announce(pub, own_conn(pos));
+			if (msga__own_conn(pos)->state == MSGA__C_READY)
+				msga__conn_announce(pub, msga__own_conn(pos));
 	}
 	*topic_id = i;
 	return 0;
@@ -542,14 +312,14 @@ static int fanout_ready(struct msga_pub *pub, uint32_t topic_id)
 	int blocked = 0;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 		int ret;
 
 		if (c->state != MSGA__C_READY)
 			continue;
-		ret = c->ann < pub->ntopics ? conn_announce(pub, c) : 0;
+		ret = c->ann < pub->ntopics ? msga__conn_announce(pub, c) : 0;
 		if (ret == -EAGAIN ||
-		    (!ret && topic_bit(c, topic_id) &&
+		    (!ret && msga__topic_bit(c, topic_id) &&
 		     !msga__conn_can_data(c))) {
 			held_up_by(pub, c, &now);
 			blocked = 1;
@@ -570,7 +340,7 @@ static void note_holders(struct msga_pub *pub)
 	uint64_t now = 0;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY)
 			continue;
@@ -675,7 +445,7 @@ static int pub_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
 	return 0;
 }
 
-/* (a blocking claim polls, and so may run callbacks: poll.c) */
+/* (a blocking claim polls, and so may run callbacks: engine.c) */
 MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 			    size_t len, struct msga_claim *claim)
 {
@@ -724,24 +494,24 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 	int sent = 0;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 
 		/* A subscriber that joined after the claim starts later. */
 		if (c->state != MSGA__C_READY || c->ann <= topic_id ||
-		    !topic_bit(c, topic_id))
+		    !msga__topic_bit(c, topic_id))
 			continue;
-		if (bat_fits(c, len)) {
-			bat_append(c, &h, data, len);
+		if (msga__bat_fits(c, len)) {
+			msga__bat_append(c, &h, data, len);
 			sent++;
 			continue;
 		}
-		if (c->bat_open && bat_flush(c))
+		if (c->bat_open && msga__bat_flush(c))
 			continue;
-		if (bat_should_open(c, len)) {
+		if (msga__bat_should_open(c, len)) {
 			c->bat_open = 1;
 			msga__pub_work(pub);
 			c->bat_len = 0;
-			bat_append(c, &h, data, len);
+			msga__bat_append(c, &h, data, len);
 			sent++;
 			continue;
 		}
@@ -774,10 +544,10 @@ static void big_pump(struct msga_pub *pub)
 	int busy = 0;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->big_active)
-			bat_flush(c);
+			msga__bat_flush(c);
 		while (c->big_active && c->big_off < pub->big_len &&
 		       msga__conn_can_data(c)) {
 			uint32_t off = c->big_off, left = pub->big_len - off;
@@ -816,10 +586,10 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 	pub->big_topic = (uint16_t)claim->topic_id;
 	pub->big_seq = ++pub->topics[claim->topic_id].seq;
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY || c->ann <= claim->topic_id ||
-		    !topic_bit(c, claim->topic_id))
+		    !msga__topic_bit(c, claim->topic_id))
 			continue;
 		c->big_active = 1;
 		c->big_off = 0;
@@ -846,7 +616,7 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 	int ret;
 
 	if (!c || topic_id >= c->ann || pub->claimed || pub->big_busy ||
-	    !topic_bit(c, topic_id) || len > MSGA__RING_FAST_MAX)
+	    !msga__topic_bit(c, topic_id) || len > MSGA__RING_FAST_MAX)
 		return -1;
 	ret = msga__ring_send_short(c, topic_id,
 				    pub->topics[topic_id].seq + 1, data,
@@ -893,7 +663,7 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	return commit_small(pub, slot, mine.topic_id, mine.data, mine.len);
 }
 
-/* (a connection that fails here raises its event at once: poll.c) */
+/* (a connection that fails here raises its event at once: engine.c) */
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	int ret;
@@ -990,7 +760,7 @@ static void flush_unsignalled(struct msga_pub *pub)
 	struct msga__list *pos, *tmp;
 
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
 		if (c->state == MSGA__C_READY && c->unsig_tagged &&
@@ -1003,14 +773,17 @@ static void flush_unsignalled(struct msga_pub *pub)
 /*
  * The publisher's work that no completion starts: big fragments to pump,
  * open batches to flush, topic names to announce, send buffers to win
- * back. 1 if some remains, so the next poll comes back (poll.c skips this
- * while no publisher has any: see msga__pub_work).
+ * back. 1 if some remains, so the next poll comes back (the engine skips
+ * this while no publisher has any: see msga__pub_work).
  */
-int msga__pub_progress(struct msga_pub *pub)
+static int pub_progress(struct msga__ep *ep)
 {
+	struct msga_pub *pub = pub_of(ep);
 	struct msga__list *pos, *tmp;
 	int more = 0;
 
+	if (pub->dead)
+		return 0;
 	if (pub->mc) {
 		msga__mpub_progress(pub);
 		return 1;
@@ -1018,14 +791,14 @@ int msga__pub_progress(struct msga_pub *pub)
 	if (pub->big_busy)
 		big_pump(pub);
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
-		struct msga__conn *c = own_conn(pos);
+		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY)
 			continue;
 		if (c->bat_open)
-			bat_flush(c);
+			msga__bat_flush(c);
 		if (c->ann < pub->ntopics)
-			conn_announce(pub, c);
+			msga__conn_announce(pub, c);
 		more |= c->bat_open || c->ann < pub->ntopics;
 	}
 	if (pub->tx_nfree < MSGA__PUB_TX_SLOTS / 2) {
@@ -1034,3 +807,24 @@ int msga__pub_progress(struct msga_pub *pub)
 	}
 	return more || pub->big_busy;
 }
+
+static int pub_reap(struct msga__ep *ep, uint64_t now)
+{
+	(void)now;
+	if (!pub_of(ep)->dead)
+		return 0;
+	pub_free(pub_of(ep));
+	return 1;
+}
+
+static void pub_destroy(struct msga__ep *ep)
+{
+	msga_pub_destroy(pub_of(ep));
+}
+
+static const struct msga__ep_ops pub_ops = {
+	.on_cm = pub_on_cm,
+	.work = pub_progress,
+	.reap = pub_reap,
+	.destroy = pub_destroy,
+};

@@ -1,83 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pubsub.h - private types of the publish/subscribe layer: RC connections
- * (rc_conn.c), publishers (publisher.c), subscribers (subscriber.c), and
- * the progress engine (poll.c) that drives them from msga_ctx_poll().
- *
- * Data path: SEND/RECV with credits (credit.h). One connection per
- * subscriber and publisher pair; the subscriber is the rdma_connect side
- * and sends first (its SUBSCRIBE), as iWARP requires, and every side posts
- * all its receives before connect/accept.
+ * pubsub.h - the layout of the public objects, struct msga_pub and struct
+ * msga_sub, shared by lib/api (which owns them) and the transports, which
+ * fill in their own parts: lib/rc (rc.h) and lib/ud (mcast.h). Transports
+ * include this for the fields; they call nothing in lib/api. The progress
+ * engine (lib/core/engine.c) drives all of them through their struct
+ * msga__ep_ops (endpoint.h).
  */
 #ifndef MSGA_PUBSUB_H
 #define MSGA_PUBSUB_H
 
 #include "internal.h"
-#include "credit.h"
+#include "endpoint.h"
 #include "list.h"
-#include "liveness.h"
-#include "wire.h"
 #include "mcast_map.h"
 #include "reasm.h"
-#include "ring.h"
-#include "slow_consumer.h"
 #include "ud_stream.h"
 
-/* Receive and send geometry, per connection. */
-#define MSGA__DATA_SLOT (MSGA__WIRE_HDR_LEN + MSGA_FRAG_MAX) /* 4096 */
-/*
- * Registered memory is pinned, and siw counts it against RLIMIT_MEMLOCK
- * (8 MiB by default) even for root: keep a publisher and a subscriber
- * connection near 0.5 MiB each.
- */
-#define MSGA__SUB_RX_DEPTH 128u  /* subscriber receives (data) */
-#define MSGA__SUB_SQ_DEPTH 64u
-#define MSGA__SUB_SIG_EVERY 16u
-#define MSGA__PUB_RX_DEPTH 32u   /* publisher receives (credits) */
-#define MSGA__PUB_RX_SLOT 128u
-#define MSGA__PUB_SQ_DEPTH 512u
-#define MSGA__PUB_SIG_EVERY 32u
-#define MSGA__CTL_SLOT 256u      /* header (+ name) per send queue slot */
-/*
- * A ring record's pieces in its send slot (rc_ring.c): the head at 0, a
- * control payload after it, then zero padding (under 16 bytes, and never
- * written) and the trailer, and a PAD (16 bytes) when the record wraps.
- */
-#define MSGA__CTL_RING_TRAILER 216u
-#define MSGA__CTL_RING_PAD 224u
-_Static_assert(MSGA__RING_HEAD + MSGA_TOPIC_MAX + 16 <=
-	       MSGA__CTL_RING_TRAILER &&
-	       MSGA__CTL_RING_PAD + MSGA__RING_PAD_LEN <= MSGA__CTL_SLOT,
-	       "a ring record's pieces fit their send slot");
-/* The subscriber's RDMA WRITE ring, and its receives (control only). */
-#define MSGA__SUB_RING_SIZE (256u * 1024u)
-#define MSGA__SUB_RING_RX_DEPTH 4u
 #define MSGA__PUB_TX_SLOTS 128u  /* publisher's shared send buffers */
-#define MSGA__BATCH_BUFS 16u     /* per subscriber: coalescing buffers */
-#define MSGA__BATCH_REC_MAX 512u /* larger messages are never coalesced */
-
-_Static_assert(!(MSGA__SUB_SQ_DEPTH & (MSGA__SUB_SQ_DEPTH - 1)) &&
-	       !(MSGA__PUB_SQ_DEPTH & (MSGA__PUB_SQ_DEPTH - 1)),
-	       "send queue slots are found by masking");
 
 /* Tags for what a send work request still references. */
 #define MSGA__TAG_NONE (-1)
 #define MSGA__TAG_BIG (-2)
 #define MSGA__TAG_BATCH (-3)
-
-/* cm_id->context points at one of these, first member of its owner. */
-enum msga__kind {
-	MSGA__K_LISTENER = 1,
-	MSGA__K_CONN = 2,
-	MSGA__K_UD = 3,        /* struct msga__udep (mcast.h) */
-};
-
-enum msga__conn_state {
-	MSGA__C_RESOLVING = 1, /* sub: address/route resolution */
-	MSGA__C_CONNECTING,    /* sub: rdma_connect sent; pub: accepted */
-	MSGA__C_READY,         /* subscription known on both sides */
-	MSGA__C_DEAD,          /* torn down, waiting to be freed */
-};
 
 struct msga__conn;
 struct msga__udep;
@@ -89,95 +34,6 @@ struct msga__rxslot {
 	struct msga__udep *ud;         /* ... of a multicast membership */
 	uint32_t idx;
 	uint32_t held;
-};
-
-/*
- * A reassembly buffer. Holding its message hands the whole buffer to the
- * user (the next large message gets another one), so slot.idx says which
- * kind of slot a held message points at. Released buffers are kept for
- * reuse until the connection is freed, so releasing twice stays harmless.
- */
-#define MSGA__SLOT_RING UINT32_MAX
-#define MSGA__SLOT_REASM (UINT32_MAX - 1)
-struct msga__rsbuf {
-	struct msga__rxslot slot;
-	struct msga__list node;        /* conn->rs_held or rs_idle */
-	_Alignas(64) char data[];      /* MSGA_MSG_MAX bytes */
-};
-
-struct msga__conn {
-	int kind;                      /* MSGA__K_CONN, for cm_id->context */
-	struct msga__list ctx_node;    /* ctx->conns */
-	struct msga__list own_node;    /* pub->conns or sub->conns */
-	struct msga_ctx *ctx;
-	struct msga_pub *pub;          /* passive side: owner */
-	struct msga_sub *sub;          /* active side: owner */
-	uint32_t id;
-	int state;
-	int was_ready;
-	int armed;                     /* CQ armed for one event */
-	struct rdma_cm_id *cm;
-	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
-	uint64_t nudge_at;             /* subscriber: next nudge if not */
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	char peer[64];
-
-	uint32_t rx_depth, rx_slot;
-	char *rx_buf;
-	struct ibv_mr *rx_mr;
-	struct msga__rxslot *rx_slots;
-	struct msga__srq *srq;         /* receives from here instead (srq.h) */
-	uint64_t srq_quiet_by;         /* dying: LAST_WQE_REACHED deadline */
-	int srq_last_wqe;              /* ... or it came */
-	uint32_t holds;
-	struct msga__rxslot *cur;      /* slot being delivered, for hold */
-
-	uint32_t sq_depth, sig_every, unsig, unsig_tagged;
-	uint32_t sq_mask;              /* sq_depth - 1: a power of two */
-	int last_inline;               /* the last post copied its buffers */
-	uint64_t tx_seq, tx_done;      /* posted / known complete */
-	int32_t *tx_tag;               /* per send queue slot */
-	char *ctl_buf;                 /* per send queue slot headers */
-	struct ibv_mr *ctl_mr;
-	struct msga__credit cr;
-	struct msga__liveness live;    /* keepalives, peer timeout */
-	struct msga__setup_clock setup; /* not ready by its deadline: dropped */
-
-	/* publisher side */
-	char pattern[MSGA_TOPIC_MAX + 2];
-	uint32_t ann;                  /* topics [0, ann) announced/skipped */
-	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
-	uint32_t big_off, big_inflight;
-	int big_active;
-	char *bat_buf;                 /* MSGA__BATCH_BUFS coalescing buffers */
-	struct ibv_mr *bat_mr;
-	uint32_t bat_head, bat_tail;   /* buffers sent / known complete */
-	uint32_t bat_len;              /* bytes in the open batch */
-	uint32_t bat_open;             /* 1: open batch holds one credit */
-	struct msga__slow_consumer slow; /* holding up the stream? */
-
-	/* subscriber side */
-	char (*names)[MSGA_TOPIC_MAX + 1];
-	struct msga__rsbuf *rs;        /* reassembly of fragmented messages */
-	struct msga__list rs_held;     /* held reassembled messages */
-	struct msga__list rs_idle;     /* released ones, for reuse */
-	uint32_t rs_len, rs_off;
-	uint16_t rs_topic;
-	uint64_t rs_seq;
-	int rs_active;
-
-	/* RDMA WRITE ring (ring.h, rc_ring.c): publisher writes, subscriber
-	 * polls. 0 = this connection's data goes by SEND/RECV. */
-	int ring;
-	struct msga__ring_writer rw;   /* publisher side */
-	struct ibv_send_wr ring_wr[2]; /* its WRITEs: [0] a PAD, [1] a record */
-	struct ibv_sge ring_sge[4];    /* [0] the PAD's, [1..3] the record's */
-	struct msga__ring_reader rr;   /* subscriber side */
-	char *ring_buf;
-	struct ibv_mr *ring_mr;
-	struct msga__rxslot ring_slot; /* what held ring messages point at */
-	int ring_report_due;           /* a report that could not go yet */
 };
 
 struct msga__topic {
@@ -201,8 +57,7 @@ struct msga__claim_rec {
 };
 
 struct msga_pub {
-	int kind;                      /* MSGA__K_LISTENER */
-	struct msga__list ctx_node;
+	struct msga__ep eng;           /* the engine's: listen->context */
 	struct msga_ctx *ctx;
 	struct rdma_cm_id *listen;
 	uint32_t flags;
@@ -253,11 +108,11 @@ struct msga_pub {
 	uint32_t next_dest_id;
 	int ndests;
 	uint64_t pump_mask;             /* dest slots the message goes to */
-	int dead;                       /* destroyed in a callback (poll.c) */
+	int dead;                       /* destroyed in a callback (engine.c) */
 };
 
 struct msga_sub {
-	struct msga__list ctx_node;
+	struct msga__ep eng;           /* the engine's: timers, reaping */
 	struct msga_ctx *ctx;
 	char pattern[MSGA_TOPIC_MAX + 2];
 	msga_msg_cb on_msg;
@@ -274,160 +129,21 @@ struct msga_sub {
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
-	int dead;                      /* destroyed in a callback (poll.c) */
+	int dead;                      /* destroyed in a callback (engine.c) */
 };
 
-/*
- * The send queue slot of work request number seq: a mask, not %, because
- * a division is a slow helper call under emulation and this is per message.
- */
-static inline uint32_t msga__sq_slot(const struct msga__conn *c, uint64_t seq)
-{
-	return (uint32_t)seq & c->sq_mask;
-}
 
-/* rc_conn.c */
-struct msga__conn_geom {
-	uint32_t rx_depth, rx_slot, sq_depth, sig_every;
-};
-struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
-				  const struct msga__conn_geom *g);
-int msga__conn_setup(struct msga__conn *c);
-int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
-int msga__conn_sq_room(const struct msga__conn *c);
-int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal);
-char *msga__conn_ctl_payload(struct msga__conn *c);
-int msga__conn_send_credit(struct msga__conn *c);
-void msga__conn_drop_qp(struct msga__conn *c);
-/*
- * Room for one more data message (besides an open batch's reservation),
- * or for one control message. A SEND needs a credit (two for data, so the
- * last is kept for a CREDIT message); a ring record needs ring space; a
- * record may bring a PAD, so it needs two send queue slots. (Inline: a
- * publish asks it of every subscriber twice.)
- */
-static inline int msga__conn_can_data(const struct msga__conn *c)
-{
-	if (c->ring && c->pub)
-		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
-		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
-	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
-	       c->tx_seq + c->bat_open - c->tx_done < c->sq_depth;
-}
-/*
- * Room the peer has made for us so far, in messages: ring bytes it freed
- * (counted in the largest records), or credits it returned. The
- * slow-consumer rule (slow_consumer.h) counts any change as progress, so
- * a peer that frees a byte at a time makes none until it has freed room
- * for a whole message. (Slow path only: the division is fine here.)
- */
-static inline uint64_t msga__conn_room_made(const struct msga__conn *c)
-{
-	if (c->ring && c->pub)
-		return c->rw.head / MSGA__RING_REC_MAX;
-	return c->cr.peer_freed;
-}
-int msga__conn_can_ctl(const struct msga__conn *c);
-int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
-		    uint32_t nwr, uint32_t bytes, int32_t tag,
-		    int force_signal);
-void msga__conn_peer_name(struct msga__conn *c);
-void msga__conn_kill(struct msga__conn *c, int status, int notify);
-void msga__conn_free(struct msga__conn *c);
-int msga__conn_poll(struct msga__conn *c, int budget);
-void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
-		     int status);
-void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
-		      uint16_t role);
-/*
- * A connection's timers at now, in any state. Ready: liveness (liveness.h),
- * a keepalive if nothing went out for an interval, the end of a peer
- * silent for the timeout, and on a publisher the slow-consumer rule
- * (slow_consumer.h). Not ready yet: the end of a handshake that took the
- * peer timeout. Returns when the next tick is due (UINT64_MAX: never).
- */
-uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
-
-/* rc_ring.c */
-int msga__ring_rx_setup(struct msga__conn *c);
-void msga__ring_tx_setup(struct msga__conn *c, uint64_t addr, uint32_t rkey,
-			 uint32_t size);
-int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal);
-/* Largest payload msga__ring_send_short takes (its record is on the stack). */
-#define MSGA__RING_FAST_MAX 256u
-int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
-			  const void *data, uint32_t len);
-int msga__ring_poll(struct msga__conn *c, int budget);
-void msga__ring_released(struct msga__conn *c);
-
-/* publisher.c */
-void msga__pub_on_connect_request(struct msga_pub *pub,
-				  struct rdma_cm_id *id, const void *pdata,
-				  size_t plen);
-int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
-		      const char *payload);
-void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
-int msga__pub_progress(struct msga_pub *pub);
-/* pub has work for msga__pub_progress: the next polls call it. */
+/* pub has work for its work op (msga__pub_progress): the next polls. */
 static inline void msga__pub_work(struct msga_pub *pub)
 {
-	pub->ctx->pub_work = 1;
+	msga__ctx_want_work(pub->ctx);
 }
-void msga__pub_conn_gone(struct msga__conn *c);
-void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot);
 
-/* subscriber.c */
-int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
-		      const struct msga__wire_hdr *h, const char *payload,
-		      uint32_t plen, uint64_t now_ns);
-int msga__sub_deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
-			    uint32_t topic, uint64_t seq, const void *data,
-			    uint32_t len, uint64_t now_ns);
-void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
-/* Nudge the publishers that have not answered a SUBSCRIBE yet. */
-void msga__sub_nudge(struct msga_ctx *ctx);
-/* Free every reassembly buffer: held, idle and the current one. */
-void msga__rs_free_all(struct msga__conn *c);
-
-/* event_fd.c: event mode's timer, one-shot: wake within delay_ns of now */
-void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t now,
-			 uint64_t delay_ns);
-void msga__ctx_timer_ack(struct msga_ctx *ctx);
-
-/* poll.c */
-/*
- * Every path that may run a user callback (msga_ctx_poll, and publishing
- * calls whose failures raise events) runs between enter and leave. A
- * destroy while inside frees nothing: it kills the object's connections
- * and marks it dead (bury); the memory goes when the outermost leave
- * returns, so no list walk or caller up the stack holds a freed pointer.
- */
-void msga__ctx_reap(struct msga_ctx *ctx);
-static inline void msga__ctx_enter(struct msga_ctx *ctx)
+/* A send buffer back on the publisher's free stack (every transport). */
+static inline void msga__pub_slot_put(struct msga_pub *pub, uint32_t slot)
 {
-	ctx->busy++;
+	pub->tx_free[pub->tx_nfree++] = slot;
 }
 
-static inline void msga__ctx_leave(struct msga_ctx *ctx)
-{
-	if (!--ctx->busy && ctx->reap)
-		msga__ctx_reap(ctx);
-}
-void msga__ctx_bury_pub(struct msga_pub *pub);
-void msga__ctx_bury_sub(struct msga_sub *sub);
-/* The frees behind msga_pub_destroy() and msga_sub_destroy(). */
-void msga__pub_free(struct msga_pub *pub);
-void msga__sub_free(struct msga_sub *sub);
-int msga__ctx_cm_channel(struct msga_ctx *ctx);
-/* We started a connection manager exchange: look for its events often. */
-void msga__ctx_cm_soon(struct msga_ctx *ctx);
-void msga__ctx_pubsub_close(struct msga_ctx *ctx);
-int msga__parse_uri(const char *uri, struct sockaddr_storage *ss);
-int msga__parse_uri_as(const char *uri, const char *scheme,
-		       struct sockaddr_storage *ss);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "pubsub.h"
+#include "endpoint.h"
 
 /* The part of struct msga_ctx_attr that version 0.1 callers must pass. */
 #define CTX_ATTR_MIN_SIZE (offsetof(struct msga_ctx_attr, port) + 1)
@@ -166,10 +166,8 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	ctx->flags = attr->flags;
 	ctx->peer_timeout_ns = (uint64_t)timeout_ms * 1000000u;
 	ctx->tick_stride = 1;
-	msga__list_init(&ctx->conns);
-	msga__list_init(&ctx->pubs);
-	msga__list_init(&ctx->subs);
-	msga__list_init(&ctx->udeps);
+	msga__list_init(&ctx->eps);
+	msga__list_init(&ctx->objs);
 	msga__rx_clock_init(&ctx->rx_clock, msga__clocksource_is_tsc());
 	ret = msga__select_device(ctx, attr);
 	if (ret)
@@ -203,7 +201,7 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 		return;
 	}
 	/* Publishers and subscribers first: their QPs and CQs use the PD. */
-	msga__ctx_pubsub_close(ctx);
+	msga__ctx_endpoints_close(ctx);
 	if (ctx->comp_channel)
 		ibv_destroy_comp_channel(ctx->comp_channel);
 	if (ctx->pd)

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * poll.c - the progress engine behind msga_ctx_poll(): connection manager
- * events from a non-blocking channel, completions of every connection's
- * CQ, deferred credit updates and publisher work, and freeing connections
- * that died. Single-threaded by contract, so no locks.
+ * engine.c - the progress engine behind msga_ctx_poll(): connection
+ * manager events from a non-blocking channel, handed to the endpoint whose
+ * id they concern; completions, polled endpoint by endpoint; timers, on a
+ * tick; deferred work; and freeing what died once no caller up the stack
+ * can hold it. It drives everything through struct msga__ep_ops
+ * (endpoint.h) and names no transport. Single-threaded by contract, so no
+ * locks.
  */
 #include <fcntl.h>
-#include <netdb.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "mcast.h"
-#include "pubsub.h"
-#include "srq.h"
+#include "endpoint.h"
 
-#define POLL_BATCH 32
 #define CM_PDATA_MAX 256
 /*
  * Reading the rdma_cm channel is a system call even when it is empty, so
@@ -30,6 +27,20 @@
 #define CM_PERIOD_NS 100000u
 #define CM_IDLE_PERIOD_NS 2000000u
 #define CM_BUSY_NS 100000000u
+
+void msga__ep_add(struct msga_ctx *ctx, struct msga__ep *ep,
+		  const struct msga__ep_ops *ops, int polled)
+{
+	ep->ops = ops;
+	ep->ctx = ctx;
+	ep->silent = 0;
+	msga__list_add_tail(polled ? &ctx->eps : &ctx->objs, &ep->node);
+}
+
+void msga__ep_del(struct msga__ep *ep)
+{
+	msga__list_del(&ep->node);
+}
 
 int msga__ctx_cm_channel(struct msga_ctx *ctx)
 {
@@ -49,260 +60,19 @@ int msga__ctx_cm_channel(struct msga_ctx *ctx)
 	return 0;
 }
 
-/* "SCHEME://IPv4:PORT" or "SCHEME://[IPv6]:PORT", numeric only. */
-int msga__parse_uri_as(const char *uri, const char *scheme,
-		       struct sockaddr_storage *ss)
-{
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-				  .ai_socktype = SOCK_STREAM };
-	size_t slen = scheme ? strlen(scheme) : 0;
-	char host[128];
-	const char *h, *colon;
-	struct addrinfo *ai;
-	size_t hl;
-
-	if (!uri || !slen || strncmp(uri, scheme, slen))
-		return -EINVAL;
-	h = uri + slen;
-	colon = strrchr(h, ':');
-	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") !=
-	    strlen(colon + 1) || strlen(colon + 1) > 5 ||
-	    atoi(colon + 1) > 65535)
-		return -EINVAL;
-	hl = (size_t)(colon - h);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h++;
-		hl -= 2;
-	}
-	if (hl == 0 || hl >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (getaddrinfo(host, colon + 1, &hints, &ai))
-		return -EINVAL;
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	return 0;
-}
-
-static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
-{
-	for (; c->tx_done <= wr_seq && c->tx_done < c->tx_seq; c->tx_done++) {
-		int32_t tag = c->tx_tag[msga__sq_slot(c, c->tx_done)];
-
-		c->tx_tag[msga__sq_slot(c, c->tx_done)] = MSGA__TAG_NONE;
-		if (c->pub && tag != MSGA__TAG_NONE)
-			msga__pub_tag_done(c, tag);
-	}
-}
-
-/*
- * The receive buffer of a completion: the connection's own, or one the
- * SRQ lends it until it is re-posted (a held message must know it).
- */
-static struct msga__rxslot *conn_rx_slot(struct msga__conn *c,
-					 const struct ibv_wc *wc,
-					 const char **buf)
-{
-	struct msga__rxslot *slot;
-
-	if (!c->srq) {
-		slot = &c->rx_slots[wc->wr_id];
-		*buf = c->rx_buf + (size_t)slot->idx * c->rx_slot;
-		return slot;
-	}
-	slot = msga__srq_slot(c->srq, wc->wr_id);
-	slot->conn = c;
-	*buf = msga__srq_buf(c->srq, slot->idx);
-	return slot;
-}
-
-static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
-		       const char *buf, const struct ibv_wc *wc,
-		       uint64_t now_ns)
-{
-	struct msga__wire_hdr h;
-	int ret = msga__wire_hdr_get(buf, wc->byte_len, &h);
-
-	if (ret)
-		return ret;
-	if (c->ring && c->pub) {
-		/* The ring's reader reports freed bytes, not receives. */
-		ret = msga__ring_on_report(&c->rw, h.credit);
-		if (ret)
-			return ret;
-		msga__credit_on_recv(&c->cr, c->cr.peer_freed);
-	} else {
-		msga__credit_on_recv(&c->cr, h.credit);
-	}
-	if (c->pub)
-		ret = msga__pub_on_recv(c, &h, buf + MSGA__WIRE_HDR_LEN);
-	else
-		ret = msga__sub_on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
-					wc->byte_len - MSGA__WIRE_HDR_LEN,
-					now_ns);
-	return ret;
-}
-
-static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
-		   uint64_t now_ns)
-{
-	const char *buf;
-	struct msga__rxslot *slot = conn_rx_slot(c, wc, &buf);
-	int ret = conn_rx_msg(c, slot, buf, wc, now_ns), posted;
-
-	if (slot->held)
-		return ret;
-	if (c->srq) {
-		/* Shared: it goes back even when this connection dies. */
-		posted = msga__srq_repost(c, slot->idx);
-		return ret ? ret : posted;
-	}
-	if (ret || c->state == MSGA__C_DEAD)
-		return ret;
-	ret = msga__conn_post_recv(c, slot->idx);
-	if (!ret)
-		msga__credit_on_repost(&c->cr);
-	return ret;
-}
-
-static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
-		   uint64_t now_ns)
-{
-	int ret;
-
-	/* An SRQ receive that a dead or failing connection took goes back
-	 * unread: the SRQ outlives the connection. */
-	if (c->srq && msga__srq_wr(wc->wr_id)) {
-		msga__srq_taken(c->srq);
-		if (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS)
-			msga__srq_repost(c, msga__srq_slot(c->srq,
-							   wc->wr_id)->idx);
-	}
-	if (c->state == MSGA__C_DEAD)
-		return 0; /* flushed work of a dead connection */
-	if (wc->status != IBV_WC_SUCCESS) {
-		msga__conn_kill(c, -ECONNRESET, 1);
-		return 0;
-	}
-	if (wc->opcode & IBV_WC_RECV) {
-		ret = conn_rx(c, wc, now_ns);
-		if (ret)
-			msga__conn_kill(c, ret, 1);
-	} else {
-		conn_tx_done(c, wc->wr_id);
-	}
-	return 0;
-}
-
-/*
- * A ring subscriber's data is in memory; its CQ only has our own sends'
- * completions (a failure also comes as a CM event), so it is looked at
- * every 16th msga_ctx_poll(), or when the send queue fills.
- */
-static int ring_cq_due(const struct msga__conn *c)
-{
-	return !(c->ctx->polls & 15) ||
-	       c->tx_seq - c->tx_done >= c->sq_depth / 2;
-}
-
-/* Drain up to budget completions; arm the CQ once it is empty. */
-int msga__conn_poll(struct msga__conn *c, int budget)
-{
-	struct ibv_wc wc[POLL_BATCH];
-	int done = 0, n, i;
-
-	if (c->ring && c->sub && c->state == MSGA__C_READY) {
-		done = msga__ring_poll(c, budget);
-		if (!ring_cq_due(c))
-			return done;
-	}
-	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
-		int want = budget - done < POLL_BATCH ? budget - done :
-							POLL_BATCH;
-
-		n = ibv_poll_cq(c->cq, want, wc);
-		if (n < 0) {
-			msga__conn_kill(c, -EIO, 1);
-			break;
-		}
-		if (n == 0) {
-			if (!c->ctx->evmode || c->armed)
-				break;
-			/* Arm, then look again: a completion may have slipped
-			 * in before the arm and would raise no event. */
-			if (ibv_req_notify_cq(c->cq, 0))
-				break;
-			c->armed = 1;
-			continue;
-		}
-		{
-			uint64_t t = msga__rx_clock_now(&c->ctx->rx_clock);
-
-			for (i = 0; i < n; i++)
-				conn_wc(c, &wc[i], t);
-		}
-		done += n;
-	}
-	if (c->state != MSGA__C_DEAD && msga__credit_need_update(&c->cr))
-		msga__conn_send_credit(c);
-	return done;
-}
-
-static int cm_error_status(const struct rdma_cm_event *ev)
-{
-	switch (ev->event) {
-	case RDMA_CM_EVENT_REJECTED:
-		return -ECONNREFUSED;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-		return ev->status == -ECONNREFUSED ? -ECONNREFUSED :
-						     -ETIMEDOUT;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return -ENODEV;
-	default:
-		return -ECONNRESET;
-	}
-}
-
-static void cm_conn_event(struct msga__conn *c, const struct rdma_cm_event *ev)
-{
-	if (c->state == MSGA__C_DEAD)
-		return;
-	switch (ev->event) {
-	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-	case RDMA_CM_EVENT_ADDR_CHANGE:
-		return;
-	case RDMA_CM_EVENT_ESTABLISHED:
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (c->sub)
-			msga__sub_on_cm(c, ev);
-		return;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		/* Deliver what already arrived before saying it is gone. */
-		msga__conn_poll(c, 1 << 30);
-		msga__conn_kill(c, -ECONNRESET, 1);
-		return;
-	default:
-		msga__conn_kill(c, cm_error_status(ev), 1);
-		return;
-	}
-}
-
 /*
  * Copy what we need and ack before acting: rdma_destroy_id() waits for
  * the ack of every event it handed out, and acting may destroy the id.
+ * A connection request goes to its listening id's endpoint (the new id
+ * inherits that context); a multicast join's private_data is our own
+ * pointer, not the peer's bytes, and is passed as it is.
  */
 static int cm_one(struct msga_ctx *ctx)
 {
 	struct rdma_cm_event *ev, copy;
 	char pdata[CM_PDATA_MAX];
 	size_t plen = 0;
-	int *kind;
+	struct msga__ep *ep;
 
 	if (rdma_get_cm_event(ctx->cm_ch, &ev))
 		return 0;
@@ -318,28 +88,18 @@ static int cm_one(struct msga_ctx *ctx)
 	}
 	if (ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
 	    ev->event != RDMA_CM_EVENT_MULTICAST_ERROR) {
-		/* (a join's private_data is our own context pointer) */
 		copy.param.conn.private_data = plen ? pdata : NULL;
 		copy.param.conn.private_data_len = (uint8_t)plen;
 	}
 	rdma_ack_cm_event(ev);
 
-	kind = copy.id->context;
-	if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-	    *(int *)copy.listen_id->context == MSGA__K_UD) {
-		msga__upub_on_request(copy.listen_id->context, copy.id);
-	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-		   ((struct msga_pub *)copy.listen_id->context)->dead) {
+	ep = copy.event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+		     copy.listen_id->context : copy.id->context;
+	if (ep && ep->ops->on_cm) {
+		ep->ops->on_cm(ep, &copy);
+	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		rdma_reject(copy.id, NULL, 0);
 		rdma_destroy_id(copy.id);
-	} else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		msga__pub_on_connect_request(copy.listen_id->context, copy.id,
-					     copy.param.conn.private_data,
-					     plen);
-	} else if (kind && *kind == MSGA__K_CONN) {
-		cm_conn_event((struct msga__conn *)kind, &copy);
-	} else if (kind && *kind == MSGA__K_UD) {
-		msga__udep_on_cm((struct msga__udep *)kind, &copy);
 	}
 	return 1;
 }
@@ -404,99 +164,41 @@ void msga__ctx_cm_soon(struct msga_ctx *ctx)
 }
 
 /*
- * Free what died, once no caller up the stack can hold it: publishers and
- * subscribers destroyed from a callback (with their connections), then
- * dead connections and memberships that hold no message of the user's.
+ * Free what died: the objects first (a publisher or subscriber frees its
+ * own endpoints), then endpoints whose reap op finds them free to go.
  */
-/*
- * A dead connection on an SRQ waits, without blocking, for its QP's
- * LAST_WQE_REACHED (srq.c): the next leave looks again, and in event mode
- * the timer wakes the program for the deadline.
- */
-static void srq_wait(struct msga_ctx *ctx, struct msga__conn *c, uint64_t now)
+static void reap_list(struct msga__list *list, uint64_t now)
 {
-	ctx->reap = 1;
-	if (ctx->evmode)
-		msga__ctx_timer_arm(ctx, now, c->srq_quiet_by - now);
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, list) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
+
+		ep->ops->reap(ep, now);
+	}
 }
 
 void msga__ctx_reap(struct msga_ctx *ctx)
 {
-	struct msga__list *pos, *tmp;
 	uint64_t now = msga__now_ns();
 
 	ctx->reap = 0;
-	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
-		struct msga_sub *sub =
-			msga__container_of(pos, struct msga_sub, ctx_node);
-
-		if (sub->dead)
-			msga__sub_free(sub);
-	}
-	msga__list_for_each_safe(pos, tmp, &ctx->pubs) {
-		struct msga_pub *pub =
-			msga__container_of(pos, struct msga_pub, ctx_node);
-
-		if (pub->dead)
-			msga__pub_free(pub);
-	}
-	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-		struct msga__conn *c =
-			msga__container_of(pos, struct msga__conn, ctx_node);
-
-		if (c->state != MSGA__C_DEAD || c->holds)
-			continue;
-		if (msga__srq_quiet(c, now))
-			msga__conn_free(c);
-		else
-			srq_wait(ctx, c, now);
-	}
-	/* A publisher's endpoint lives as long as the publisher. */
-	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
-		struct msga__udep *ep =
-			msga__container_of(pos, struct msga__udep, ctx_node);
-
-		if (ep->dead && ep->sub && !ep->holds)
-			msga__udep_free(ep);
-	}
+	reap_list(&ctx->objs, now);
+	reap_list(&ctx->eps, now);
 }
 
 /*
- * Destroyed from a callback: stop everything that could call the user
- * again (connections, memberships, the endpoint), stay on every list so
- * that walks in progress go on safely, and wait for msga__ctx_reap().
+ * Something dead must wait, without blocking, until deadline: the next
+ * leave looks again, and in event mode the timer wakes the program then.
  */
-static void kill_own_conns(struct msga_ctx *ctx, struct msga__list *conns)
+void msga__ctx_reap_later(struct msga_ctx *ctx, uint64_t now,
+			  uint64_t deadline)
 {
-	struct msga__list *pos, *tmp;
-
 	ctx->reap = 1;
-	msga__list_for_each_safe(pos, tmp, conns)
-		msga__conn_kill(msga__container_of(pos, struct msga__conn,
-						   own_node), 0, 0);
-}
-
-void msga__ctx_bury_sub(struct msga_sub *sub)
-{
-	struct msga__list *pos, *tmp;
-
-	sub->dead = 1;
-	kill_own_conns(sub->ctx, &sub->conns);
-	msga__list_for_each_safe(pos, tmp, &sub->ctx->udeps) {
-		struct msga__udep *ep =
-			msga__container_of(pos, struct msga__udep, ctx_node);
-
-		if (ep->sub == sub)
-			msga__udep_kill(ep, 0, 0);
-	}
-}
-
-void msga__ctx_bury_pub(struct msga_pub *pub)
-{
-	pub->dead = 1;
-	kill_own_conns(pub->ctx, &pub->conns);
-	if (pub->mc)
-		msga__udep_kill(pub->mc, 0, 0);
+	if (ctx->evmode)
+		msga__ctx_timer_arm(ctx, now, deadline > now ? deadline - now :
+							       0);
 }
 
 static void drain_comp_channel(struct msga_ctx *ctx)
@@ -510,91 +212,54 @@ static void drain_comp_channel(struct msga_ctx *ctx)
 	}
 }
 
-/* Multicast and unicast UD endpoints: their completions. */
-static int poll_udeps(struct msga_ctx *ctx, int budget, uint64_t *now)
+static uint64_t tick_list(struct msga__list *list, uint64_t now,
+			  uint64_t next)
 {
 	struct msga__list *pos, *tmp;
-	int done = 0;
 
-	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
-		done += msga__udep_poll(msga__container_of(pos,
-				struct msga__udep, ctx_node), budget, now);
-	return done;
+	msga__list_for_each_safe(pos, tmp, list) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
+		uint64_t due;
+
+		if (!ep->ops->tick)
+			continue;
+		due = ep->ops->tick(ep, now);
+		next = due < next ? due : next;
+	}
+	return next;
 }
 
 /*
- * The timers, on a tick: RC liveness (keepalives, a silent peer), unicast
- * UD's (the same, and a SUBSCRIBE resend) and reassembly's. In event mode
- * every poll ticks, and the context's timer is armed for the earliest one
- * due: a program asleep on msga_ctx_fd() must still see a vanished peer,
- * since nothing arrives to wake it, and should wake for nothing else (an
- * idle connection: once per keepalive interval, a second by default).
+ * The timers, on a tick: keepalives and silent peers, handshake deadlines,
+ * rejoins, reassembly's. In event mode every poll ticks, and the context's
+ * timer is armed for the earliest one due: a program asleep on
+ * msga_ctx_fd() must still see a vanished peer, since nothing arrives to
+ * wake it, and should wake for nothing else (an idle connection: once per
+ * keepalive interval, a second by default).
  */
 static void run_timers(struct msga_ctx *ctx, uint64_t now)
 {
-	struct msga__list *pos, *tmp;
-	uint64_t next = UINT64_MAX, due;
+	uint64_t next = tick_list(&ctx->eps, now, UINT64_MAX);
 
-	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-		struct msga__conn *c = msga__container_of(pos,
-					struct msga__conn, ctx_node);
-
-		due = msga__conn_tick(c, now); /* (any state: pubsub.h) */
-		next = due < next ? due : next;
-	}
-	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
-		struct msga__udep *ep = msga__container_of(pos,
-					struct msga__udep, ctx_node);
-
-		due = msga__udep_tick(ep, now); /* (unicast, rejoins) */
-		next = due < next ? due : next;
-	}
-	msga__list_for_each_safe(pos, tmp, &ctx->subs) {
-		struct msga_sub *sub = msga__container_of(pos, struct msga_sub,
-							  ctx_node);
-
-		if (!sub->dead && sub->reasm.slots &&
-		    msga__reasm_pending(&sub->reasm)) {
-			due = msga__msub_expire(sub, now);
-			next = due < next ? due : next;
-		}
-	}
+	next = tick_list(&ctx->objs, now, next);
 	if (ctx->evmode && next != UINT64_MAX)
 		msga__ctx_timer_arm(ctx, now, (int64_t)(next - now) > 0 ?
 						      next - now : 0);
 }
 
-/*
- * A publisher's CQ holds only its own sends' completions and its
- * subscriber's control messages (SUBSCRIBE, credit reports): no data
- * waits there. A busy-poller looks at it every 4th poll, which takes the
- * provider's CQ lock off three of four idle loops of a latency-bound
- * program, and at once when its send queue fills or in event mode.
- */
-static int pub_cq_can_wait(const struct msga_ctx *ctx,
-			   const struct msga__conn *c)
+static void run_work(struct msga_ctx *ctx)
 {
-	return !ctx->evmode && (ctx->polls & 3) &&
-	       c->state == MSGA__C_READY &&
-	       c->tx_seq - c->tx_done < c->sq_depth / 4;
-}
+	struct msga__list *pos, *tmp;
 
-/*
- * A ring subscriber's connection, polled in memory: when its next record
- * has not arrived and its CQ is not due (msga__conn_poll's rule), an idle
- * poll looks at the ring here, inline, instead of calling down to
- * msga__ring_peek: in a ping-pong the time to notice a record is half an
- * idle poll, and a call chain per connection was most of one.
- */
-static int ring_can_wait(const struct msga__conn *c)
-{
-	return c->ring && c->state == MSGA__C_READY && !ring_cq_due(c) &&
-	       !c->ring_report_due && !msga__ring_may_read(&c->rr);
-}
+	ctx->want_work = 0;
+	msga__list_for_each_safe(pos, tmp, &ctx->objs) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
 
-int msga__parse_uri(const char *uri, struct sockaddr_storage *ss)
-{
-	return msga__parse_uri_as(uri, "rdma://", ss);
+		if (ep->ops->work)
+			ctx->want_work |= ep->ops->work(ep);
+	}
 }
 
 static int ctx_poll(struct msga_ctx *ctx, int budget)
@@ -609,35 +274,20 @@ static int ctx_poll(struct msga_ctx *ctx, int budget)
 	if (ctx->cm_ch && cm_due(ctx, now)) {
 		while (cm_one(ctx))
 			done++;
-		/* (a busy-poller looks as often as at rdma_cm) */
-		if (ctx->unheard)
-			msga__sub_nudge(ctx);
 	}
 	if (ctx->evmode)
 		drain_comp_channel(ctx);
 	ctx->polls++;
-	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-		struct msga__conn *c = msga__container_of(pos,
-					struct msga__conn, ctx_node);
+	msga__list_for_each_safe(pos, tmp, &ctx->eps) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
 
-		if (c->pub ? pub_cq_can_wait(ctx, c) : ring_can_wait(c))
-			continue;
-		done += msga__conn_poll(c, budget);
+		done += ep->ops->poll(ep, budget, &now);
 	}
-	if (!msga__list_empty(&ctx->udeps))
-		done += poll_udeps(ctx, budget, &now);
 	if (tick)
 		run_timers(ctx, now);
-	if (ctx->pub_work) {
-		ctx->pub_work = 0;
-		msga__list_for_each_safe(pos, tmp, &ctx->pubs) {
-			struct msga_pub *pub = msga__container_of(pos,
-						struct msga_pub, ctx_node);
-
-			if (!pub->dead)
-				ctx->pub_work |= msga__pub_progress(pub);
-		}
-	}
+	if (ctx->want_work)
+		run_work(ctx);
 	return done; /* (the dead are freed by msga__ctx_leave) */
 }
 
@@ -664,22 +314,22 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget)
 	return done;
 }
 
-void msga__ctx_pubsub_close(struct msga_ctx *ctx)
+static void destroy_list(struct msga__list *list)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &ctx->subs)
-		msga_sub_destroy(msga__container_of(pos, struct msga_sub,
-						    ctx_node));
-	msga__list_for_each_safe(pos, tmp, &ctx->pubs)
-		msga_pub_destroy(msga__container_of(pos, struct msga_pub,
-						    ctx_node));
-	msga__list_for_each_safe(pos, tmp, &ctx->conns)
-		msga__conn_free(msga__container_of(pos, struct msga__conn,
-						   ctx_node));
-	msga__list_for_each_safe(pos, tmp, &ctx->udeps)
-		msga__udep_free(msga__container_of(pos, struct msga__udep,
-						   ctx_node));
+	msga__list_for_each_safe(pos, tmp, list) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
+
+		ep->ops->destroy(ep);
+	}
+}
+
+void msga__ctx_endpoints_close(struct msga_ctx *ctx)
+{
+	destroy_list(&ctx->objs);
+	destroy_list(&ctx->eps);
 	if (ctx->evmode) {
 		close(ctx->timerfd);
 		close(ctx->epfd);

@@ -5,7 +5,7 @@
  * single watcher. Once it exists, msga_ctx_poll() re-arms every CQ it
  * drains, which costs one system call per wake-up, not per message. A
  * timerfd in the same set wakes the program for what the library must do
- * later on its own: UD keepalives and timeouts (poll.c), a subscriber's
+ * later on its own: UD keepalives and timeouts (engine.c), a subscriber's
  * nudge (subscriber.c).
  */
 #include <fcntl.h>
@@ -13,8 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "mcast.h"
-#include "pubsub.h"
+#include "endpoint.h"
 
 static int set_nonblock(int fd)
 {
@@ -34,18 +33,14 @@ static int ep_add(int epfd, int fd)
 	return 0;
 }
 
-/* A subscriber connection whose data arrives by WRITE, raising no event. */
-static int has_ring_conn(struct msga_ctx *ctx)
+/* An endpoint whose data arrive by WRITE, raising no event. */
+static int has_silent_ep(struct msga_ctx *ctx)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-		struct msga__conn *c =
-			msga__container_of(pos, struct msga__conn, ctx_node);
-
-		if (c->ring && c->sub && c->state != MSGA__C_DEAD)
+	msga__list_for_each_safe(pos, tmp, &ctx->eps)
+		if (msga__container_of(pos, struct msga__ep, node)->silent)
 			return 1;
-	}
 	return 0;
 }
 
@@ -62,21 +57,13 @@ static void arm_existing(struct msga_ctx *ctx)
 	struct msga__list *pos, *tmp;
 	int any = 0;
 
-	msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-		struct msga__conn *c =
-			msga__container_of(pos, struct msga__conn, ctx_node);
+	msga__list_for_each_safe(pos, tmp, &ctx->eps) {
+		struct msga__ep *ep =
+			msga__container_of(pos, struct msga__ep, node);
 
 		any = 1;
-		if (c->cq && !c->armed && !ibv_req_notify_cq(c->cq, 0))
-			c->armed = 1;
-	}
-	msga__list_for_each_safe(pos, tmp, &ctx->udeps) {
-		struct msga__udep *ep =
-			msga__container_of(pos, struct msga__udep, ctx_node);
-
-		any = 1;
-		if (ep->cq && !ep->armed && !ibv_req_notify_cq(ep->cq, 0))
-			ep->armed = 1;
+		if (ep->ops->arm)
+			ep->ops->arm(ep);
 	}
 	if (any)
 		msga__ctx_timer_arm(ctx, msga__now_ns(), msga__keepalive_ns(ctx));
@@ -90,7 +77,7 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 		return -EINVAL;
 	if (ctx->evmode)
 		return ctx->epfd;
-	if (has_ring_conn(ctx))
+	if (has_silent_ep(ctx))
 		return msga__ctx_fail(ctx, -EBUSY,
 				      "msga_ctx_fd: a subscriber connected in "
 				      "busy-poll mode reads a WRITE ring; call "

@@ -42,33 +42,30 @@ struct msga_ctx {
 	uint8_t port;
 	char dev_name[64];
 	char errbuf[MSGA_ERRBUF_LEN];
-	/* publish/subscribe (pubsub.h, poll.c, event_fd.c) */
+	/* the progress engine (endpoint.h, engine.c, event_fd.c) */
 	struct rdma_event_channel *cm_ch; /* non-blocking, made on first use */
-	struct msga__list conns;          /* every RC connection, for polling */
-	struct msga__list pubs;
-	struct msga__list subs;
+	struct msga__list eps;            /* endpoints with completions */
+	struct msga__list objs;           /* publishers, subscribers */
 	int epfd;                         /* msga_ctx_fd(), when evmode */
 	int timerfd;                      /* in epfd: wakes for nudges */
 	int timer_armed;
 	uint64_t timer_due;               /* when it fires, if armed */
 	int evmode;                       /* CQs are armed for events */
-	uint32_t unheard;                 /* subscriber conns to nudge */
-	int reap;                         /* dead connections wait to be freed */
-	int pub_work;                     /* a publisher needs progress */
+	int reap;                         /* the dead wait to be freed */
+	int want_work;                    /* an object has work (work op) */
 	uint64_t cm_next_ns;              /* next busy-poll look at rdma_cm */
-	uint64_t cm_busy_until;           /* look often until then (poll.c) */
+	uint64_t cm_busy_until;           /* look often until then (engine.c) */
 	uint32_t polls;                   /* msga_ctx_poll() calls */
 	/* ticks: the clock, rdma_cm and timers, on one poll in tick_stride */
 	uint64_t tick_ns;                 /* the last tick */
-	uint32_t tick_stride;             /* polls per tick, adapted (poll.c) */
+	uint32_t tick_stride;             /* polls per tick, adapted (engine.c) */
 	uint32_t tick_countdown;          /* polls until the next tick */
 	/* unicast peers, RC and UD: keepalives and timeouts (liveness.h) */
 	uint64_t peer_timeout_ns;         /* msga_ctx_attr.peer_timeout_ms */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
-	uint32_t busy;                    /* msga__ctx_enter() depth (poll.c) */
+	uint32_t busy;                    /* msga__ctx_enter() depth */
 	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
-	struct msga__list udeps;          /* every UD endpoint, for polling */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
 	int has_local;
 };

@@ -15,7 +15,7 @@
  * the rule UD unicast follows too (ud_unicast.c), with the same timeout.
  *
  * Nothing is done per message. The progress engine ticks every connection
- * now and then (poll.c) with counters that the data path keeps anyway:
+ * now and then (engine.c) with counters that the data path keeps anyway:
  * everything received (SENDs counted by credit.h, ring bytes read) and
  * every work request posted. A tick notes when either last moved.
  *

@@ -9,17 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pubsub.h"
+#include "rc.h"
 #include "srq.h"
 
 struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
-				  const struct msga__conn_geom *g)
+				  const struct msga__conn_geom *g,
+				  const struct msga__ep_ops *ops)
 {
 	struct msga__conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->kind = MSGA__K_CONN;
 	c->ctx = ctx;
 	c->rx_depth = g->rx_depth;
 	c->rx_slot = g->rx_slot;
@@ -29,7 +29,7 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 	msga__list_init(&c->own_node);
 	msga__list_init(&c->rs_held);
 	msga__list_init(&c->rs_idle);
-	msga__list_add_tail(&ctx->conns, &c->ctx_node);
+	msga__ep_add(ctx, &c->eng, ops, 1);
 	return c;
 }
 
@@ -336,7 +336,8 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 	if (was == MSGA__C_DEAD)
 		return;
 	c->state = MSGA__C_DEAD;
-	c->ctx->reap = 1;
+	c->eng.silent = 0;
+	msga__ctx_reap_soon(c->ctx);
 	if (status < 0 && notify)
 		msga__ctx_fail(c->ctx, status, "connection %u to %s closed",
 			       c->id, c->peer);
@@ -380,7 +381,7 @@ void msga__conn_free(struct msga__conn *c)
 		ibv_dereg_mr(c->ring_mr);
 	if (c->cm)
 		rdma_destroy_id(c->cm);
-	msga__list_del(&c->ctx_node);
+	msga__ep_del(&c->eng);
 	msga__list_del(&c->own_node);
 	free(c->rx_buf);
 	free(c->ctl_buf);

@@ -13,7 +13,7 @@
  */
 #include <errno.h>
 
-#include "pubsub.h"
+#include "rc.h"
 
 /* Everything received: SENDs (credit.h counts them) and ring bytes read. */
 static uint64_t conn_rx_count(const struct msga__conn *c)

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "byteorder.h"
-#include "pubsub.h"
+#include "rc.h"
 
 /*
  * The ring is registered for remote writes WITHOUT

@@ -149,11 +149,13 @@ void msga__srq_events(struct msga_ctx *ctx)
 
 	while (!ibv_get_async_event(ctx->verbs, &ev)) {
 		if (ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
-			msga__list_for_each_safe(pos, tmp, &ctx->conns) {
-				struct msga__conn *c = msga__container_of(pos,
-						struct msga__conn, ctx_node);
+			msga__list_for_each_safe(pos, tmp, &ctx->eps) {
+				struct msga__ep *ep = msga__container_of(pos,
+						struct msga__ep, node);
+				struct msga__conn *c = msga__conn_of(ep);
 
-				if (c->qp && c->qp == ev.element.qp)
+				if (ep->ops == &msga__rc_sub_conn_ops &&
+				    c->qp && c->qp == ev.element.qp)
 					c->srq_last_wqe = 1;
 			}
 		}

@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "pubsub.h"
+#include "rc.h"
 
 #define MSGA__SRQ_CONN_CREDITS 32u
 #define MSGA__SRQ_MAX_CONNS 16u

@@ -14,6 +14,7 @@
 #define MSGA_MCAST_H
 
 #include "internal.h"
+#include "endpoint.h"
 #include "mcast_map.h"
 #include "reasm.h"
 #include "ud_stream.h"
@@ -80,8 +81,7 @@ struct msga__mgroup {
 };
 
 struct msga__udep {
-	int kind;                    /* MSGA__K_UD, for cm_id->context */
-	struct msga__list ctx_node;  /* ctx->udeps, polled by msga_ctx_poll */
+	struct msga__ep eng;         /* the engine's: cm_id->context */
 	struct msga__list own_node;  /* sub->mships */
 	struct msga_ctx *ctx;
 	struct msga_pub *pub;        /* owner: a publisher ... */
@@ -157,11 +157,8 @@ int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 		    uint32_t lkey, int32_t tag, int force_signal);
 char *msga__udep_hdr_slot(struct msga__udep *ep);
 int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
-int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now);
-void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
 void msga__udep_free(struct msga__udep *ep);
-uint64_t msga__udep_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		     enum msga_event_type type, int status);
 
@@ -185,6 +182,7 @@ void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 void msga__msub_on_group(struct msga__mgroup *g, int status);
 int msga__msub_hold(struct msga__rxslot *slot);
 void msga__msub_release(struct msga__rxslot *slot);
+void msga__msub_kill_all(struct msga_sub *sub);
 void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);

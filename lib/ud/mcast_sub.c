@@ -330,7 +330,7 @@ void msga__msub_release(struct msga__rxslot *slot)
 	slot->held = 0;
 	ep->holds--;
 	if (ep->dead) {
-		ep->ctx->reap = 1;
+		msga__ctx_reap_soon(ep->ctx);
 		return;
 	}
 	if (msga__udep_post_recv(ep, slot->idx))
@@ -359,6 +359,15 @@ int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		}
 	}
 	return -ENOENT;
+}
+
+/* A subscriber destroyed from a callback: every membership stops. */
+void msga__msub_kill_all(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->mships)
+		msga__udep_kill(mship(pos), 0, 0);
 }
 
 void msga__msub_fini(struct msga_sub *sub)

@@ -15,6 +15,8 @@
 #include "pubsub.h"
 #include "udep_policy.h"
 
+static const struct msga__ep_ops udep_ops;
+
 static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
 	struct msga_ctx *ctx = ep->ctx;
@@ -31,7 +33,7 @@ static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 	ret = msga__ctx_cm_channel(ctx);
 	if (ret)
 		return ret;
-	if (rdma_create_id(ctx->cm_ch, &ep->cm, ep, RDMA_PS_UDP))
+	if (rdma_create_id(ctx->cm_ch, &ep->cm, &ep->eng, RDMA_PS_UDP))
 		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
 				      "rdma_create_id(UDP)");
 	if (rdma_bind_addr(ep->cm, (struct sockaddr *)&local))
@@ -118,13 +120,12 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	ep->kind = MSGA__K_UD;
 	ep->ctx = ctx;
 	ep->rx_depth = rx_depth;
 	ep->sq_depth = sq_depth;
 	ep->max_dgram = 128u << ctx->port_attr.active_mtu;
 	msga__list_init(&ep->own_node);
-	msga__list_add_tail(&ctx->udeps, &ep->ctx_node);
+	msga__ep_add(ctx, &ep->eng, &udep_ops, 1);
 	ret = udep_bind(ep, at);
 	if (!ret)
 		ret = udep_alloc(ep);
@@ -384,7 +385,7 @@ static void report_death(struct msga__udep *ep)
 	msga__mpub_on_death(ep->pub, ep->death_status);
 }
 
-int msga__udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
+static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 {
 	struct ibv_wc wc[32];
 	int done = 0, n;
@@ -554,7 +555,7 @@ static uint64_t rejoin_tick(struct msga__udep *ep, uint64_t now_ns)
 	return next;
 }
 
-uint64_t msga__udep_tick(struct msga__udep *ep, uint64_t now_ns)
+static uint64_t udep_tick(struct msga__udep *ep, uint64_t now_ns)
 {
 	if (ep->dead)
 		return UINT64_MAX;
@@ -588,12 +589,17 @@ static void on_join_error(struct msga__mgroup *g,
 		msga__msub_on_group(g, g->status);
 }
 
-void msga__udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
+static void udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 {
 	uintptr_t idx = (uintptr_t)ev->param.ud.private_data;
 	struct msga__mgroup *g = idx && idx <= ep->ngroups ?
 				 &ep->groups[idx - 1] : NULL;
 
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		/* a unicast publisher's subscriber (it refuses if dead) */
+		msga__upub_on_request(ep, ev->id);
+		return;
+	}
 	if (ep->dead)
 		return;
 	switch (ev->event) {
@@ -680,7 +686,7 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 				.qp_state = IBV_QPS_ERR }, IBV_QP_STATE) &&
 	    ep->sq_depth)
 		post_flush_marker(ep);
-	ep->ctx->reap = 1;
+	msga__ctx_reap_soon(ep->ctx);
 	if (notify && ep->sub)
 		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : &ep->peer,
 				MSGA_EVENT_DISCONNECTED, status);
@@ -709,7 +715,7 @@ void msga__udep_free(struct msga__udep *ep)
 		ibv_dereg_mr(ep->rx_mr);
 	if (ep->hdr_mr)
 		ibv_dereg_mr(ep->hdr_mr);
-	msga__list_del(&ep->ctx_node);
+	msga__ep_del(&ep->eng);
 	msga__list_del(&ep->own_node);
 	free(ep->rx_buf);
 	free(ep->rx_slots);
@@ -720,3 +726,62 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->groups);
 	free(ep);
 }
+
+/* ---------------------------------------------------- the engine's ops */
+
+static struct msga__udep *udep_of(struct msga__ep *e)
+{
+	return msga__container_of(e, struct msga__udep, eng);
+}
+
+static int udep_ep_poll(struct msga__ep *e, int budget, uint64_t *now)
+{
+	return udep_poll(udep_of(e), budget, now);
+}
+
+static void udep_ep_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
+{
+	udep_on_cm(udep_of(e), ev);
+}
+
+static uint64_t udep_ep_tick(struct msga__ep *e, uint64_t now)
+{
+	return udep_tick(udep_of(e), now);
+}
+
+static void udep_ep_arm(struct msga__ep *e)
+{
+	struct msga__udep *ep = udep_of(e);
+
+	if (ep->cq && !ep->armed && !ibv_req_notify_cq(ep->cq, 0))
+		ep->armed = 1;
+}
+
+/*
+ * A membership is freed once dead and unheld; a publisher's endpoint
+ * lives as long as the publisher, which frees it.
+ */
+static int udep_ep_reap(struct msga__ep *e, uint64_t now)
+{
+	struct msga__udep *ep = udep_of(e);
+
+	(void)now;
+	if (!ep->dead || !ep->sub || ep->holds)
+		return 0;
+	msga__udep_free(ep);
+	return 1;
+}
+
+static void udep_ep_destroy(struct msga__ep *e)
+{
+	msga__udep_free(udep_of(e));
+}
+
+static const struct msga__ep_ops udep_ops = {
+	.poll = udep_ep_poll,
+	.on_cm = udep_ep_on_cm,
+	.tick = udep_ep_tick,
+	.arm = udep_ep_arm,
+	.reap = udep_ep_reap,
+	.destroy = udep_ep_destroy,
+};

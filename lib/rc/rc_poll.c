@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_poll.c - what an RC connection of either side does for the engine:
+ * its completions (receives handed to its owner's decoder, sends retired
+ * with what they referenced), the rdma_cm events every connection shares,
+ * arming its CQ for event mode, and being freed once dead and unheld.
+ * rc_pub_ep.c and rc_sub_ep.c put these behind each side's ops table.
+ */
+#include "rc.h"
+#include "srq.h"
+
+#define POLL_BATCH 32
+
+static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
+{
+	for (; c->tx_done <= wr_seq && c->tx_done < c->tx_seq; c->tx_done++) {
+		int32_t tag = c->tx_tag[msga__sq_slot(c, c->tx_done)];
+
+		c->tx_tag[msga__sq_slot(c, c->tx_done)] = MSGA__TAG_NONE;
+		if (c->pub && tag != MSGA__TAG_NONE)
+			msga__pub_tag_done(c, tag);
+	}
+}
+
+/*
+ * The receive buffer of a completion: the connection's own, or one the
+ * SRQ lends it until it is re-posted (a held message must know it).
+ */
+static struct msga__rxslot *conn_rx_slot(struct msga__conn *c,
+					 const struct ibv_wc *wc,
+					 const char **buf)
+{
+	struct msga__rxslot *slot;
+
+	if (!c->srq) {
+		slot = &c->rx_slots[wc->wr_id];
+		*buf = c->rx_buf + (size_t)slot->idx * c->rx_slot;
+		return slot;
+	}
+	slot = msga__srq_slot(c->srq, wc->wr_id);
+	slot->conn = c;
+	*buf = msga__srq_buf(c->srq, slot->idx);
+	return slot;
+}
+
+static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
+		       const char *buf, const struct ibv_wc *wc,
+		       uint64_t now_ns)
+{
+	struct msga__wire_hdr h;
+	int ret = msga__wire_hdr_get(buf, wc->byte_len, &h);
+
+	if (ret)
+		return ret;
+	if (c->ring && c->pub) {
+		/* The ring's reader reports freed bytes, not receives. */
+		ret = msga__ring_on_report(&c->rw, h.credit);
+		if (ret)
+			return ret;
+		msga__credit_on_recv(&c->cr, c->cr.peer_freed);
+	} else {
+		msga__credit_on_recv(&c->cr, h.credit);
+	}
+	if (c->pub)
+		ret = msga__pub_on_recv(c, &h, buf + MSGA__WIRE_HDR_LEN);
+	else
+		ret = msga__sub_on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
+					wc->byte_len - MSGA__WIRE_HDR_LEN,
+					now_ns);
+	return ret;
+}
+
+static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
+		   uint64_t now_ns)
+{
+	const char *buf;
+	struct msga__rxslot *slot = conn_rx_slot(c, wc, &buf);
+	int ret = conn_rx_msg(c, slot, buf, wc, now_ns), posted;
+
+	if (slot->held)
+		return ret;
+	if (c->srq) {
+		/* Shared: it goes back even when this connection dies. */
+		posted = msga__srq_repost(c, slot->idx);
+		return ret ? ret : posted;
+	}
+	if (ret || c->state == MSGA__C_DEAD)
+		return ret;
+	ret = msga__conn_post_recv(c, slot->idx);
+	if (!ret)
+		msga__credit_on_repost(&c->cr);
+	return ret;
+}
+
+static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
+		   uint64_t now_ns)
+{
+	int ret;
+
+	/* An SRQ receive that a dead or failing connection took goes back
+	 * unread: the SRQ outlives the connection. */
+	if (c->srq && msga__srq_wr(wc->wr_id)) {
+		msga__srq_taken(c->srq);
+		if (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS)
+			msga__srq_repost(c, msga__srq_slot(c->srq,
+							   wc->wr_id)->idx);
+	}
+	if (c->state == MSGA__C_DEAD)
+		return 0; /* flushed work of a dead connection */
+	if (wc->status != IBV_WC_SUCCESS) {
+		msga__conn_kill(c, -ECONNRESET, 1);
+		return 0;
+	}
+	if (wc->opcode & IBV_WC_RECV) {
+		ret = conn_rx(c, wc, now_ns);
+		if (ret)
+			msga__conn_kill(c, ret, 1);
+	} else {
+		conn_tx_done(c, wc->wr_id);
+	}
+	return 0;
+}
+
+/* Drain up to budget completions; arm the CQ once it is empty. */
+int msga__conn_poll(struct msga__conn *c, int budget)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	int done = 0, n, i;
+
+	if (c->ring && c->sub && c->state == MSGA__C_READY) {
+		done = msga__ring_poll(c, budget);
+		if (!msga__ring_cq_due(c))
+			return done;
+	}
+	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
+		int want = budget - done < POLL_BATCH ? budget - done :
+							POLL_BATCH;
+
+		n = ibv_poll_cq(c->cq, want, wc);
+		if (n < 0) {
+			msga__conn_kill(c, -EIO, 1);
+			break;
+		}
+		if (n == 0) {
+			if (!c->ctx->evmode || c->armed)
+				break;
+			/* Arm, then look again: a completion may have slipped
+			 * in before the arm and would raise no event. */
+			if (ibv_req_notify_cq(c->cq, 0))
+				break;
+			c->armed = 1;
+			continue;
+		}
+		{
+			uint64_t t = msga__rx_clock_now(&c->ctx->rx_clock);
+
+			for (i = 0; i < n; i++)
+				conn_wc(c, &wc[i], t);
+		}
+		done += n;
+	}
+	if (c->state != MSGA__C_DEAD && msga__credit_need_update(&c->cr))
+		msga__conn_send_credit(c);
+	return done;
+}
+
+static int cm_error_status(const struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_REJECTED:
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return ev->status == -ECONNREFUSED ? -ECONNREFUSED :
+						     -ETIMEDOUT;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return -ENODEV;
+	default:
+		return -ECONNRESET;
+	}
+}
+
+void msga__conn_on_cm(struct msga__ep *ep, const struct rdma_cm_event *ev)
+{
+	struct msga__conn *c = msga__conn_of(ep);
+
+	if (c->state == MSGA__C_DEAD)
+		return;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (c->sub)
+			msga__sub_on_cm(c, ev);
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* Deliver what already arrived before saying it is gone. */
+		msga__conn_poll(c, 1 << 30);
+		msga__conn_kill(c, -ECONNRESET, 1);
+		return;
+	default:
+		msga__conn_kill(c, cm_error_status(ev), 1);
+		return;
+	}
+}
+
+void msga__conn_arm(struct msga__ep *ep)
+{
+	struct msga__conn *c = msga__conn_of(ep);
+
+	if (c->cq && !c->armed && !ibv_req_notify_cq(c->cq, 0))
+		c->armed = 1;
+}
+
+/*
+ * A dead connection is freed once the user holds none of its messages.
+ * On an SRQ it also waits, without blocking, for its QP's
+ * LAST_WQE_REACHED (srq.c) or that wait's deadline.
+ */
+int msga__conn_reap(struct msga__ep *ep, uint64_t now)
+{
+	struct msga__conn *c = msga__conn_of(ep);
+
+	if (c->state != MSGA__C_DEAD || c->holds)
+		return 0;
+	if (!msga__srq_quiet(c, now)) {
+		msga__ctx_reap_later(c->ctx, now, c->srq_quiet_by);
+		return 0;
+	}
+	msga__conn_free(c);
+	return 1;
+}
+
+void msga__conn_destroy(struct msga__ep *ep)
+{
+	msga__conn_free(msga__conn_of(ep));
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_pub.c - a publisher's RC connections: accepting a subscriber (the
+ * hello and the ring it offers), its SUBSCRIBE, announcing topic names,
+ * flushing coalesced batches, the choice of the one-subscriber fast path,
+ * and retiring what a completed send referenced. publisher.c calls these;
+ * they call nothing above lib/rc.
+ */
+#include <string.h>
+
+#include "rc_batch.h"
+#include "topic.h"
+
+/*
+ * The fast path (solo_send) serves a publisher with exactly one ready
+ * subscriber, on a ring: the common order gateway or feed-handler pair.
+ * Recomputed when a subscriber becomes ready or goes (rare): a send only
+ * loads the pointer.
+ */
+static void solo_update(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+	struct msga__conn *only = NULL;
+
+	pub->solo = NULL;
+	if (pub->nready != 1)
+		return;
+	msga__list_for_each_safe(pos, tmp, &pub->conns)
+		if (msga__own_conn(pos)->state == MSGA__C_READY)
+			only = msga__own_conn(pos);
+	if (only && only->ring)
+		pub->solo = only;
+}
+
+/* ---------------------------------------------------- connections */
+
+static void reject(struct rdma_cm_id *id)
+{
+	rdma_reject(id, NULL, 0);
+	rdma_destroy_id(id);
+}
+
+static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
+			       const void *pdata, size_t plen)
+{
+	static const struct msga__conn_geom geom = {
+		MSGA__PUB_RX_DEPTH, MSGA__PUB_RX_SLOT, MSGA__PUB_SQ_DEPTH,
+		MSGA__PUB_SIG_EVERY,
+	};
+	struct rdma_conn_param param = { .retry_count = 7 };
+	struct msga__wire_hello peer, mine;
+	uint8_t buf[MSGA__WIRE_HELLO_LEN];
+	struct msga__conn *c;
+	uint32_t ring_size;
+
+	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
+	    peer.slot_size < MSGA__DATA_SLOT)
+		return reject(id);
+	if (pub->nconns >= pub->max_conns) {
+		/* Before anything is allocated: a flood costs us nothing. */
+		pub->conns_refused++;
+		msga__ctx_fail(pub->ctx, -ECONNREFUSED, "publisher: max_conns "
+			       "(%u) reached, %llu connection(s) refused",
+			       pub->max_conns,
+			       (unsigned long long)pub->conns_refused);
+		return reject(id);
+	}
+	c = msga__conn_new(pub->ctx, &geom, &msga__rc_pub_conn_ops);
+	if (!c)
+		return reject(id);
+	pub->nconns++;
+	c->pub = pub;
+	c->cm = id;
+	id->context = &c->eng;
+	c->id = pub->next_id++;
+	c->state = MSGA__C_CONNECTING;
+	msga__list_add_tail(&pub->conns, &c->own_node);
+	msga__conn_peer_name(c);
+	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
+	ring_size = msga__ring_offered_size(peer.ring_size);
+	if (ring_size && msga__ring_size_ok(ring_size) &&
+	    c->ctx->dev_attr.max_sge >= 3) {
+		c->ring = 1;
+		msga__ring_tx_setup(c, peer.ring_addr, peer.ring_rkey,
+				    ring_size);
+	}
+	msga__conn_hello(c, &mine, 1);
+	msga__wire_hello_put(buf, &mine);
+	param.private_data = buf;
+	param.private_data_len = sizeof(buf);
+	/* A ring needs no batches: a record costs ring bytes, not a receive. */
+	if (!c->ring)
+		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
+					   MSGA__DATA_SLOT, &c->bat_mr);
+	if ((!c->ring && !c->bat_buf) || msga__conn_setup(c) ||
+	    rdma_accept(id, &param)) {
+		rdma_reject(id, NULL, 0);
+		c->state = MSGA__C_DEAD;
+		pub->nconns--;
+		msga__conn_free(c);
+	}
+}
+
+int msga__bat_flush(struct msga__conn *c)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_BATCH };
+	int inl;
+	char *buf;
+
+	/* Called on every poll: test before building anything. */
+	if (!c->bat_open)
+		return 0;
+	h.len = c->bat_len;
+	inl = MSGA__WIRE_HDR_LEN + c->bat_len <= c->ctx->max_inline;
+	buf = msga__bat_cur(c);
+	c->bat_open = 0;
+	if (!inl)
+		c->bat_head++;
+	/* Signalled, so batch buffers come back even when traffic stops. */
+	return msga__conn_send(c, &h, 0, buf, c->bat_len, c->bat_mr->lkey,
+			       MSGA__TAG_BATCH, 1);
+}
+
+/* Tell c the names of the topics it matches, in id order, before data. */
+int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
+{
+	if (c->ann < pub->ntopics)
+		msga__bat_flush(c);
+	while (c->ann < pub->ntopics) {
+		const char *name = pub->topics[c->ann].name;
+		struct msga__wire_hdr h = { .type = MSGA__W_TOPIC,
+					    .topic = (uint16_t)c->ann };
+		int ret;
+
+		if (msga__topic_match(c->pattern, name)) {
+			/* (can_ctl: a claim's room is not ours to take) */
+			if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c))
+				return -EAGAIN;
+			h.len = (uint32_t)strlen(name);
+			memcpy(msga__conn_ctl_payload(c), name, h.len);
+			ret = msga__conn_send(c, &h, h.len, NULL, 0, 0,
+					      MSGA__TAG_NONE, 0);
+			if (ret)
+				return ret;
+			c->match[c->ann / 64] |= 1ull << (c->ann % 64);
+		}
+		c->ann++;
+	}
+	return 0;
+}
+
+static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
+			const char *payload)
+{
+	uint64_t sent;
+
+	if (c->state != MSGA__C_CONNECTING)
+		return -EPROTO;
+	memcpy(c->pattern, payload, h->len);
+	c->pattern[h->len] = '\0';
+	if (msga__pattern_check(c->pattern))
+		return -EPROTO;
+	c->state = MSGA__C_READY;
+	c->was_ready = 1;
+	c->pub->nready++;
+	solo_update(c->pub);
+	msga__pub_work(c->pub);
+	sent = c->tx_seq;
+	msga__conn_announce(c->pub, c);
+	/* Answer at once, whatever matched: subscriber.c says why. */
+	if (c->tx_seq == sent)
+		msga__conn_send_credit(c);
+	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+	return 0;
+}
+
+int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
+		      const char *payload)
+{
+	switch (h->type) {
+	case MSGA__W_SUBSCRIBE:
+		return on_subscribe(c, h, payload);
+	case MSGA__W_CREDIT:
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+void msga__pub_conn_gone(struct msga__conn *c)
+{
+	c->pub->nconns--;
+	if (c->was_ready)
+		c->pub->nready--;
+	solo_update(c->pub);
+	c->big_active = 0;
+	c->bat_open = 0;
+}
+
+void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
+{
+	struct msga_pub *pub = c->pub;
+
+	if (tag == MSGA__TAG_BIG) {
+		c->big_inflight--;
+		return;
+	}
+	if (tag == MSGA__TAG_BATCH) {
+		c->bat_tail++;
+		return;
+	}
+	if (--pub->tx_ref[tag] == 0)
+		msga__pub_slot_put(pub, (uint32_t)tag);
+}
+
+/* A connection request on the publisher's listening id. */
+void msga__rc_pub_on_request(struct msga_pub *pub,
+			     const struct rdma_cm_event *ev)
+{
+	if (pub->dead)
+		return reject(ev->id);
+	on_connect_request(pub, ev->id, ev->param.conn.private_data,
+			   ev->param.conn.private_data_len);
+}
