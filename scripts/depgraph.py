@@ -141,7 +141,7 @@ def nm_symbols(obj):
 		f = line.split()
 		if len(f) == 2 and f[0] == 'U':
 			undefined.add(f[1])
-		elif len(f) == 3 and f[1] in 'TDBRVWG':
+		elif len(f) == 3 and f[1] in 'TDBRCVWG':
 			defined.add(f[2])
 	return defined, undefined
 
@@ -237,6 +237,40 @@ class Graph:
 		self.sccs = sorted(tarjan(self.nodes, edges),
 				   key=lambda c: (-len(c), c))
 
+	def longest_chain(self):
+		"""The longest path of distinct edges between loops, as files:
+		a loop counts as one step (the graph of its SCCs is acyclic)."""
+		comp = {n: (n,) for n in self.nodes}
+		for c in self.sccs:
+			for n in c:
+				comp[n] = tuple(c)
+		succ = {}
+		for a, b in self.edges:
+			if comp[a] != comp[b]:
+				succ.setdefault(comp[a], set()).add(comp[b])
+		best = {}
+		order = sorted(set(comp.values()))
+		# Post-order without recursion: a node is done when its
+		# successors are.
+		for start in order:
+			stack = [start]
+			while stack:
+				c = stack[-1]
+				if c in best:
+					stack.pop()
+					continue
+				todo = [d for d in sorted(succ.get(c, ())) if d not in best]
+				if todo:
+					stack.extend(todo)
+					continue
+				stack.pop()
+				tail = max((best[d] for d in succ.get(c, ())),
+					   key=len, default=[])
+				best[c] = [c] + tail
+		chain = max(best.values(), key=len, default=[])
+		return [c[0] if len(c) == 1 else '{%s}' % ' '.join(c)
+			for c in chain]
+
 	def fan_out(self):
 		out = {n: 0 for n in self.nodes}
 		for a, _ in self.edges:
@@ -263,6 +297,9 @@ def text_report(g, out):
 		out.write('largest loop: %d files\n' % len(g.sccs[0]))
 	else:
 		out.write('largest loop: none\n')
+	chain = g.longest_chain()
+	out.write('longest chain: %d files: %s\n' % (len(chain),
+						     ' -> '.join(chain)))
 	out.write('fan-out (other project files each file %s):\n' % verb)
 	fo = g.fan_out()
 	for n in sorted(fo, key=lambda n: (-fo[n], n)):
