@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Self-test of scripts/depgraph.py --check (make check-layers): two fixture
-# trees with the folders of issue 24's layout. good/ keeps its LAYERS rules
-# and must pass; bad/ has an rc header included by core, an include loop
-# and a call loop across core and rc, the engine calling a transport, and
-# a tool including a private header: the check must fail with exactly
-# those violations. The fixtures are compiled with $CC so that the call
-# graph is read from real objects (automake's <target>-<file>.o names),
-# and checked once more without objects (includes only).
+# trees (tests/layers/) with the folders of issue 24's layout. good/
+# keeps its LAYERS rules and must pass; bad/ has an rc header included by
+# core, an include loop and a call loop across core and rc, the engine
+# calling a transport, and a tool including a private header: the check
+# must fail with exactly those violations. The fixtures are compiled with
+# $CC so that the call graph is read from real objects (automake's
+# <target>-<file>.o names), and checked once more without objects
+# (includes only).
 # Environment: srcdir, CC, NM, PYTHON3 (make check sets them).
 set -u
 srcdir=${srcdir:-.}
