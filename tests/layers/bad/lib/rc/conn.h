@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FIX_CONN_H
+#define FIX_CONN_H
+#include "engine.h"
+int conn_poll(void);
+#endif

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include "fix.h"
+
+int main(void)
+{
+	return fix_run();
+}
