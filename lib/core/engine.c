@@ -8,7 +8,6 @@
  * (endpoint.h) and names no transport. Single-threaded by contract, so no
  * locks.
  */
-#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,24 +39,6 @@ void msga__ep_add(struct msga_ctx *ctx, struct msga__ep *ep,
 void msga__ep_del(struct msga__ep *ep)
 {
 	msga__list_del(&ep->node);
-}
-
-int msga__ctx_cm_channel(struct msga_ctx *ctx)
-{
-	int fl;
-
-	if (ctx->cm_ch)
-		return 0;
-	ctx->cm_ch = rdma_create_event_channel();
-	if (!ctx->cm_ch)
-		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
-				      "rdma_create_event_channel");
-	/* msga_ctx_poll() must never block on the connection manager. */
-	fl = fcntl(ctx->cm_ch->fd, F_GETFL);
-	if (fl < 0 || fcntl(ctx->cm_ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return msga__ctx_fail(ctx, msga__neg_errno(EIO),
-				      "O_NONBLOCK on the rdma_cm channel");
-	return 0;
 }
 
 /*
