@@ -213,28 +213,31 @@ static void run(enum victim victim, uint32_t sub_flags)
 	msga_ctx_close(l.ctx);
 }
 
+/* Each case on both RC data paths: the ring, then SEND/RECV. */
+static void run_both_paths(enum victim victim)
+{
+	run(victim, 0);
+	run(victim, MSGA_SUB_NO_RING);
+}
+
 Test(lifetime, destroy_other_subscriber_in_callback, .timeout = 120)
 {
-	run(OTHER_SUB, 0);
-	run(OTHER_SUB, MSGA_SUB_NO_RING);
+	run_both_paths(OTHER_SUB);
 }
 
 Test(lifetime, destroy_publisher_in_callback, .timeout = 120)
 {
-	run(THE_PUB, 0);
-	run(THE_PUB, MSGA_SUB_NO_RING);
+	run_both_paths(THE_PUB);
 }
 
 Test(lifetime, destroy_own_subscriber_in_callback, .timeout = 120)
 {
-	run(SELF, 0);
-	run(SELF, MSGA_SUB_NO_RING);
+	run_both_paths(SELF);
 }
 
 Test(lifetime, disconnect_other_connection_in_callback, .timeout = 120)
 {
-	run(OTHER_CONN, 0);
-	run(OTHER_CONN, MSGA_SUB_NO_RING);
+	run_both_paths(OTHER_CONN);
 }
 
 /* Closing the context from its own callback is refused (msga_ctx_close(3)). */

@@ -124,15 +124,9 @@ static void silent_publisher(uint32_t sub_flags)
 	msga_ctx_close(cp);
 }
 
-Test(liveness, silent_publisher_is_reported_over_the_ring, .timeout = 60)
-{
-	silent_publisher(0);
-}
-
-Test(liveness, silent_publisher_is_reported_over_send_recv, .timeout = 60)
-{
-	silent_publisher(MSGA_SUB_NO_RING);
-}
+DP_TEST_RC_PATHS(liveness, silent_publisher_is_reported_over_the_ring,
+		 silent_publisher_is_reported_over_send_recv, silent_publisher,
+		 60)
 
 /*
  * One of two subscribers stops polling. Its ring fills, and without a

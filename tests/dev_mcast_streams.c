@@ -221,6 +221,30 @@ static void poll_for_ms(struct msga_ctx **ctx, uint64_t ms)
 }
 
 /*
+ * The restart tests' bed: the subscriber's context (its peer timeout sets
+ * the streams' idle time), a publisher on G_RESTART, and a subscriber
+ * (flags) whose whole stream table that publisher filled.
+ */
+static struct msga_pub *full_table(struct msga_ctx **ctx,
+				   uint32_t sub_timeout_ms, uint32_t flags,
+				   struct seen *s, struct dp_rec *pe,
+				   struct msga_sub **sub)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_pub *pub;
+
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx_timeout(sub_timeout_ms);
+	pub = pub_on(ctx, G_RESTART, pe);
+	*sub = sub_on(ctx[1], flags, s);
+	join(*sub, G_RESTART, s, ctx);
+	fill_streams(pub, MSGA_SUB_STREAMS_MAX, ctx, s);
+	cr_assert_eq(msga_sub_stats(*sub, &st), 0);
+	cr_assert_eq(st.streams, MSGA_SUB_STREAMS_MAX);
+	return pub;
+}
+
+/*
  * A publisher fills the subscriber's whole stream table and is replaced
  * by a new one (a new origin) on the same group. While the old streams
  * are live the new stream is refused, with one MSGA_EVENT_STREAM_OVERFLOW;
@@ -241,14 +265,8 @@ Test(mcast_streams, a_restarted_publisher_gets_in_once_the_old_is_idle,
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_RESTART);
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx_timeout(MSGA_PEER_TIMEOUT_MIN_MS);
-	pub = pub_on(ctx, G_RESTART, &pe);
-	sub = sub_on(ctx[1], MSGA_SUB_STOP_ON_GAP, &s);
-	join(sub, G_RESTART, &s, ctx);
-	fill_streams(pub, MSGA_SUB_STREAMS_MAX, ctx, &s);
-	cr_assert_eq(msga_sub_stats(sub, &st), 0);
-	cr_assert_eq(st.streams, MSGA_SUB_STREAMS_MAX);
+	pub = full_table(ctx, MSGA_PEER_TIMEOUT_MIN_MS, MSGA_SUB_STOP_ON_GAP,
+			 &s, &pe, &sub);
 	msga_pub_destroy(pub);
 	/* every old stream silent for well over the idle time */
 	poll_for_ms(ctx, devtest_scale_ms(1000));
@@ -275,18 +293,14 @@ Test(mcast_streams, a_table_full_of_live_streams_refuses_and_tells_once,
 	struct seen s = { 0 };
 	struct dp_rec pe;
 	struct msga_sub *sub;
-	struct msga_pub *old, *pub;
+	struct msga_pub *pub;
 	uint32_t topic;
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_RESTART);
-	ctx[0] = devtest_open_ctx();
-	/* 5 min peer timeout: nothing goes idle during the test */
-	ctx[1] = devtest_open_ctx_timeout(300000);
-	old = pub_on(ctx, G_RESTART, &pe);
-	sub = sub_on(ctx[1], 0, &s);
-	join(sub, G_RESTART, &s, ctx);
-	fill_streams(old, MSGA_SUB_STREAMS_MAX, ctx, &s);
+	/* 5 min peer timeout: nothing goes idle during the test; the old
+	 * publisher lives on until the contexts close */
+	full_table(ctx, 300000, 0, &s, &pe, &sub);
 	pub = dp_pub_at(ctx[0], G_RESTART, 0, &pe);
 	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 2, 10000));
 	cr_assert_eq(msga_pub_topic(pub, "md.t0", &topic), 0);

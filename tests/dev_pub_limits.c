@@ -239,15 +239,9 @@ static void slow_but_progressing(uint32_t sub_flags)
 	msga_ctx_close(cp);
 }
 
-Test(pub_limits, slow_but_progressing_is_kept_ring, .timeout = 120)
-{
-	slow_but_progressing(0);
-}
-
-Test(pub_limits, slow_but_progressing_is_kept_send_recv, .timeout = 120)
-{
-	slow_but_progressing(MSGA_SUB_NO_RING);
-}
+DP_TEST_RC_PATHS(pub_limits, slow_but_progressing_is_kept_ring,
+		 slow_but_progressing_is_kept_send_recv, slow_but_progressing,
+		 120)
 
 /* ------------------------------------------------ raw peers */
 

@@ -73,4 +73,13 @@ void dp_send(struct msga_pub *pub, uint32_t topic, uint64_t seq, size_t len,
 	     struct msga_ctx **ctxs, int nctx);
 uint64_t dp_now_ms(void);
 
+/*
+ * Two Criterion tests of fn(sub_flags), one per RC data path: fn(0) on the
+ * ring, fn(MSGA_SUB_NO_RING) on SEND/RECV. (The includer includes
+ * criterion.h.)
+ */
+#define DP_TEST_RC_PATHS(suite, ring_test, send_recv_test, fn, secs)        \
+	Test(suite, ring_test, .timeout = secs) { fn(0); }                   \
+	Test(suite, send_recv_test, .timeout = secs) { fn(MSGA_SUB_NO_RING); }
+
 #endif

@@ -19,7 +19,7 @@ struct msga__reasm_slot {
 	enum slot_state state;
 	uint64_t msg_seq, last_ns;   /* last fragment's time */
 	uint32_t total_len, got_len, frag_size;
-	uint32_t lru_prev, lru_next; /* FILLING: 1 + index, 0 none */
+	struct msga__idx_link lru;   /* FILLING: on r->lru */
 	uint64_t bytes;              /* of buf and have, against the budget */
 	uint8_t *buf;
 	uint64_t *have;              /* one bit per fragment */
@@ -60,29 +60,15 @@ static uint32_t index_of(const struct msga__reasm *r,
 
 static void lru_unlink(struct msga__reasm *r, struct msga__reasm_slot *s)
 {
-	if (s->lru_prev)
-		r->slots[s->lru_prev - 1].lru_next = s->lru_next;
-	else
-		r->lru_head = s->lru_next;
-	if (s->lru_next)
-		r->slots[s->lru_next - 1].lru_prev = s->lru_prev;
-	else
-		r->lru_tail = s->lru_prev;
-	s->lru_prev = s->lru_next = 0;
+	msga__idx_unlink(&r->lru, MSGA__IDX_ARRAY(r->slots, lru),
+			 index_of(r, s) + 1);
 }
 
 /* s got a fragment: it is now the most recently fed. */
 static void lru_append(struct msga__reasm *r, struct msga__reasm_slot *s)
 {
-	uint32_t me = index_of(r, s) + 1;
-
-	s->lru_prev = r->lru_tail;
-	s->lru_next = 0;
-	if (r->lru_tail)
-		r->slots[r->lru_tail - 1].lru_next = me;
-	else
-		r->lru_head = me;
-	r->lru_tail = me;
+	msga__idx_append(&r->lru, MSGA__IDX_ARRAY(r->slots, lru),
+			 index_of(r, s) + 1);
 }
 
 /* Free s's buffer; a message dropped incomplete is told to on_drop. */
@@ -268,8 +254,8 @@ unsigned int msga__reasm_expire(struct msga__reasm *r, uint64_t now_ns)
 {
 	unsigned int n = 0;
 
-	while (r->lru_head) {
-		struct msga__reasm_slot *s = &r->slots[r->lru_head - 1];
+	while (r->lru.head) {
+		struct msga__reasm_slot *s = &r->slots[r->lru.head - 1];
 
 		if (!msga__time_reached(now_ns, stale_at(r, s)))
 			break;
@@ -287,6 +273,6 @@ unsigned int msga__reasm_pending(const struct msga__reasm *r)
 
 uint64_t msga__reasm_next_expiry(const struct msga__reasm *r)
 {
-	return r->lru_head ? stale_at(r, &r->slots[r->lru_head - 1]) :
+	return r->lru.head ? stale_at(r, &r->slots[r->lru.head - 1]) :
 			     UINT64_MAX;
 }

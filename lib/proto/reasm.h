@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idx_lru.h"
+
 struct msga__reasm_counters {
 	uint64_t completed;
 	uint64_t dropped_timeout;  /* incomplete past the timeout */
@@ -60,7 +62,7 @@ struct msga__reasm {
 	uint64_t used;        /* bytes of buffers now */
 	unsigned int pending; /* messages being reassembled */
 	/* Filling slots by last fragment, oldest first: 1 + index, 0 none. */
-	uint32_t lru_head, lru_tail;
+	struct msga__idx_list lru;
 	struct msga__reasm_counters c;
 	/* Told of every message dropped incomplete, for per-stream counts. */
 	void (*on_drop)(void *arg, uint64_t stream);

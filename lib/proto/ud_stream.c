@@ -56,37 +56,26 @@ static int same(const struct msga__ustream *s, uint64_t origin,
 	       s->topic[len] == '\0';
 }
 
+static struct msga__idx_array lru_array(struct msga__ustreams *t)
+{
+	return MSGA__IDX_ARRAY(t->streams, lru);
+}
+
 static void lru_unlink(struct msga__ustreams *t, struct msga__ustream *s)
 {
-	if (s->lru_prev)
-		t->streams[s->lru_prev - 1].lru_next = s->lru_next;
-	else
-		t->lru_head = s->lru_next;
-	if (s->lru_next)
-		t->streams[s->lru_next - 1].lru_prev = s->lru_prev;
-	else
-		t->lru_tail = s->lru_prev;
-	s->lru_prev = s->lru_next = 0;
+	msga__idx_unlink(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
 }
 
 static void lru_append(struct msga__ustreams *t, struct msga__ustream *s)
 {
-	uint32_t me = msga__ustreams_pos(t, s) + 1;
-
-	s->lru_prev = t->lru_tail;
-	s->lru_next = 0;
-	if (t->lru_tail)
-		t->streams[t->lru_tail - 1].lru_next = me;
-	else
-		t->lru_head = me;
-	t->lru_tail = me;
+	msga__idx_append(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
 }
 
 static void touch(struct msga__ustreams *t, struct msga__ustream *s,
 		  uint64_t now_ns)
 {
 	s->last_ns = now_ns;
-	if (t->lru_tail != msga__ustreams_pos(t, s) + 1) {
+	if (t->lru.tail != msga__ustreams_pos(t, s) + 1) {
 		lru_unlink(t, s);
 		lru_append(t, s);
 	}
@@ -155,8 +144,7 @@ void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s)
 	index_remove(t, slot_of(t, s));
 	lru_unlink(t, s);
 	memset(s, 0, sizeof(*s));
-	s->lru_next = t->free_head;
-	t->free_head = idx + 1;
+	msga__idx_push(&t->free_head, lru_array(t), idx + 1);
 	t->n--;
 }
 
@@ -179,9 +167,9 @@ static int make_room(struct msga__ustreams *t, uint64_t now_ns)
 
 	if (t->n < t->max)
 		return 1;
-	if (!t->idle_ns || !t->lru_head)
+	if (!t->idle_ns || !t->lru.head)
 		return 0;
-	oldest = &t->streams[t->lru_head - 1];
+	oldest = &t->streams[t->lru.head - 1];
 	if (!msga__time_reached(now_ns, oldest->last_ns + t->idle_ns + 1))
 		return 0;
 	msga__ustreams_evict(t, oldest);
@@ -192,12 +180,11 @@ static struct msga__ustream *take_index(struct msga__ustreams *t)
 {
 	uint32_t idx;
 
-	if (t->free_head) {
-		idx = t->free_head - 1;
-		t->free_head = t->streams[idx].lru_next;
-	} else {
+	idx = msga__idx_pop(&t->free_head, lru_array(t));
+	if (idx)
+		idx--;
+	else
 		idx = t->top++;
-	}
 	t->n++;
 	return &t->streams[idx];
 }

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "idx_lru.h"
 #include "msgaccel.h"
 #include "seqtrack.h"
 
@@ -37,7 +38,7 @@ struct msga__ustream {
 	int used;
 	uint32_t hash;
 	uint64_t last_ns;               /* last datagram */
-	uint32_t lru_prev, lru_next;    /* 1 + index, 0 none; free: next free */
+	struct msga__idx_link lru;      /* on t->lru; free: next free */
 };
 
 /* What evicted streams delivered and lost: totals never go back. */
@@ -53,7 +54,7 @@ struct msga__ustreams {
 	uint32_t *index;                /* hash -> 1 + index, 0 = empty */
 	uint32_t index_size;            /* a power of two, >= 2 * max */
 	uint32_t max;
-	uint32_t lru_head, lru_tail;    /* least recently heard first */
+	struct msga__idx_list lru;      /* least recently heard first */
 	uint64_t idle_ns;               /* 0: never evicted for silence */
 	uint64_t evicted;
 	struct msga__ustream_totals gone;

@@ -243,7 +243,10 @@ static struct msga__rsbuf *rsbuf_get(struct msga__conn *c)
 		msga__list_del(&rs->node);
 		return rs;
 	}
-	rs = malloc(sizeof(*rs) + MSGA_MSG_MAX);
+	/* (the alignment its type declares: malloc's 16 bytes are short of
+	 * data's 64, and msg->data must be at least 8-byte aligned) */
+	rs = aligned_alloc(_Alignof(struct msga__rsbuf),
+			   sizeof(*rs) + MSGA_MSG_MAX);
 	if (rs)
 		rs->slot = (struct msga__rxslot){ .conn = c,
 						  .idx = MSGA__SLOT_REASM };

@@ -341,7 +341,7 @@ static void check_table(const struct msga__ustreams *t, struct model *m,
 		FUZZ_CHECK(s->seq.c.delivered == m->s[i].c.msgs &&
 			   s->seq.c.dups == m->s[i].c.dups);
 	}
-	FUZZ_CHECK(m->nlru ? t->lru_head == m->lru[0] + 1 : !t->lru_head);
+	FUZZ_CHECK(m->nlru ? t->lru.head == m->lru[0] + 1 : !t->lru.head);
 }
 
 static uint64_t choose_idle(struct fuzz_in *in)
