@@ -302,6 +302,10 @@ MSGA_API int msga_pub_port(const struct msga_pub *pub);
 MSGA_API int msga_pub_subscribers(const struct msga_pub *pub);
 MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 			    uint32_t *topic_id);
+/** 0 if name is a valid topic name (msga_topic_check(3)), else -EINVAL. */
+MSGA_API int msga_topic_check(const char *name);
+/** 0 if pattern is a valid subscription pattern, "name" or "prefix*". */
+MSGA_API int msga_pattern_check(const char *pattern);
 MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 			    size_t len, struct msga_claim *claim);
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim);

@@ -42,5 +42,5 @@ guest_cmds+=" $PWD/bench/msga_feed $feed_args --json $results/feed.json"
 guest_cmds+=" --series $results/feed-series.txt $rxe_addr || exit 1"
 MSGA_VM_RWDIRS="$PWD" ../tests/vm/vm-run.sh "$PWD/vm-results" \
 	bash -c "$guest_cmds"
-../bench/feed_chart.sh "$results/feed.json" "$results/feed-series.txt" \
+../bench/scripts/feed_chart.sh "$results/feed.json" "$results/feed-series.txt" \
 	"$results/feed.png"

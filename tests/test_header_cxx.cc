@@ -15,4 +15,6 @@ Test(header, usable_from_cxx)
 	cr_expect(header_c_compiled());
 	cr_expect_eq(msga_ctx_open(&attr, nullptr), -EINVAL);
 	cr_expect(std::strlen(msga_version()) >= 5);
+	cr_expect_eq(msga_topic_check("md.AAPL"), 0);
+	cr_expect_eq(msga_pattern_check(nullptr), -EINVAL);
 }

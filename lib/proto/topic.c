@@ -52,6 +52,20 @@ int msga__pattern_check(const char *pat)
 	return pat[n] == '*' && !pat[n + 1] ? 0 : -EINVAL;
 }
 
+/*
+ * The public checks, so that tools and applications can refuse a bad name
+ * or pattern with the library's own rule before opening a device.
+ */
+MSGA_API int msga_topic_check(const char *name)
+{
+	return msga__topic_check(name);
+}
+
+MSGA_API int msga_pattern_check(const char *pattern)
+{
+	return msga__pattern_check(pattern);
+}
+
 int msga__topic_match(const char *pat, const char *name)
 {
 	size_t n = strlen(pat);

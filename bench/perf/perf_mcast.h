@@ -14,7 +14,7 @@
 #ifndef MSGA_PERF_MCAST_H
 #define MSGA_PERF_MCAST_H
 
-#include "perf_conn.h"
+#include "perf_ep.h"
 
 #define PERF_MC_QPN 0xFFFFFFu
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "perf_conn.h"
+#include "perf_fast.h"
 
 int perf_post_recv(struct perf_ep *ep, uint32_t slot)
 {

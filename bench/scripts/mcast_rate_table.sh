@@ -14,7 +14,7 @@
 # Writes OUTDIR (default ./bench-results) /rate_table.json, /rate_table.md,
 # and per transport T (mcast, rc): feed-T.json (msga_feed --json),
 # feed-T.txt (its stdout and stderr), feed-T.series and, when gnuplot is
-# there, feed-T.png (bench/feed_chart.sh).
+# there, feed-T.png (bench/scripts/feed_chart.sh).
 #
 # rate_table.json fields: device, address, size_bytes, duration_s, base,
 # step, max_rate_tried, deadline_s, clock, date, and runs[] (one per
@@ -39,7 +39,7 @@
 # Soft RDMA in a VM is slow and noisy: compare within one run only.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/.." && pwd)
+src=$(cd "$here/../.." && pwd)
 builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
 RATE_SIZE=${RATE_SIZE:-64}
 RATE_BASE=${RATE_BASE:-10000}

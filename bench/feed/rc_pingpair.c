@@ -5,8 +5,6 @@
  * iWARP (receives posted before the peer can send, client sends first).
  */
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "cm_conn.h"
 #include "rc_pingpair.h"
 
 enum { SLOT_CLI_SEND, SLOT_CLI_RECV, SLOT_SRV_RECV, SLOT_SRV_SEND, NSLOTS };
@@ -29,7 +28,7 @@ struct rc_end {
 };
 
 struct rc_pingpair {
-	struct rdma_event_channel *ch;
+	struct cm_conn cm;
 	struct rdma_cm_id *listen_id;
 	struct rc_end cli, srv;
 	struct ibv_pd *pd;
@@ -124,67 +123,45 @@ static int end_setup(struct rc_pingpair *pp, struct rc_end *end,
 	return post_recv(pp, end, recv_slot);
 }
 
-static int wait_cm_event(struct rc_pingpair *pp, struct rdma_cm_event **ev,
-			 int timeout_ms)
-{
-	struct pollfd pfd = { .fd = pp->ch->fd, .events = POLLIN };
-	int n = poll(&pfd, 1, timeout_ms);
+#define CM_WAIT_MS 5000
 
-	if (n < 0)
-		return neg_errno();
-	if (n == 0)
-		return -ETIMEDOUT;
-	return rdma_get_cm_event(pp->ch, ev) ? neg_errno() : 0;
-}
-
-static int handle_cm_event(struct rc_pingpair *pp, struct rdma_cm_event *ev,
-			   char *err, size_t errlen)
+/*
+ * Client and server on one channel, driven by this one thread: the client
+ * resolves and connects, the server accepts the request, and then both
+ * ESTABLISHED events come, in either order.
+ */
+static int connect_pair(struct rc_pingpair *pp, char *err, size_t errlen)
 {
 	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7,
 					 .responder_resources = 1,
 					 .initiator_depth = 1 };
-	int ret;
+	struct rdma_cm_event *ev;
+	int ret = end_setup(pp, &pp->cli, pp->cli.id, SLOT_CLI_RECV);
 
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		ret = rdma_resolve_route(pp->cli.id, 2000) ? neg_errno() : 0;
-		return ret ? fail(err, errlen, ret, "rdma_resolve_route failed") : 0;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = end_setup(pp, &pp->cli, pp->cli.id, SLOT_CLI_RECV);
-		if (!ret)
-			ret = rdma_connect(pp->cli.id, &param) ? neg_errno() : 0;
-		return ret ? fail(err, errlen, ret, "client setup/connect failed") : 0;
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		ret = end_setup(pp, &pp->srv, ev->id, SLOT_SRV_RECV);
-		if (!ret)
-			ret = rdma_accept(ev->id, &param) ? neg_errno() : 0;
-		return ret ? fail(err, errlen, ret, "server setup/accept failed") : 0;
-	case RDMA_CM_EVENT_ESTABLISHED:
+	if (!ret)
+		ret = rdma_connect(pp->cli.id, &param) ? neg_errno() : 0;
+	if (ret)
+		return fail(err, errlen, ret, "client setup/connect failed");
+	ret = cm_conn_expect(&pp->cm, RDMA_CM_EVENT_CONNECT_REQUEST, CM_WAIT_MS,
+			     &ev);
+	if (ret)
+		return ret;
+	ret = end_setup(pp, &pp->srv, ev->id, SLOT_SRV_RECV);
+	if (!ret)
+		ret = rdma_accept(ev->id, &param) ? neg_errno() : 0;
+	rdma_ack_cm_event(ev);
+	if (ret)
+		return fail(err, errlen, ret, "server setup/accept failed");
+	while (!(pp->cli.established && pp->srv.established)) {
+		ret = cm_conn_expect(&pp->cm, RDMA_CM_EVENT_ESTABLISHED,
+				     CM_WAIT_MS, &ev);
+		if (ret)
+			return ret;
 		if (ev->id == pp->cli.id)
 			pp->cli.established = 1;
 		else
 			pp->srv.established = 1;
-		return 0;
-	default:
-		return fail(err, errlen, -ECONNREFUSED,
-			    "unexpected rdma_cm event %s (status %d)",
-			    rdma_event_str(ev->event), ev->status);
-	}
-}
-
-static int connect_pair(struct rc_pingpair *pp, char *err, size_t errlen)
-{
-	while (!(pp->cli.established && pp->srv.established)) {
-		struct rdma_cm_event *ev;
-		int ret = wait_cm_event(pp, &ev, 5000);
-
-		if (ret)
-			return fail(err, errlen, ret, "waiting for rdma_cm: %s",
-				    strerror(-ret));
-		ret = handle_cm_event(pp, ev, err, errlen);
 		rdma_ack_cm_event(ev);
-		if (ret)
-			return ret;
 	}
 	return 0;
 }
@@ -192,31 +169,27 @@ static int connect_pair(struct rc_pingpair *pp, char *err, size_t errlen)
 static int start_pair(struct rc_pingpair *pp, const char *addr, char *err,
 		      size_t errlen)
 {
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST };
-	struct addrinfo *ai;
 	struct sockaddr_storage dst;
+	int ret;
 
-	if (getaddrinfo(addr, NULL, &hints, &ai))
+	if (cm_numeric_addr(addr, 0, &dst))
 		return fail(err, errlen, -EINVAL, "'%s' is not a numeric address",
 			    addr);
-	memcpy(&dst, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-
-	pp->ch = rdma_create_event_channel();
-	if (!pp->ch)
-		return fail(err, errlen, neg_errno(), "rdma_create_event_channel");
-	if (rdma_create_id(pp->ch, &pp->listen_id, pp, RDMA_PS_TCP) ||
-	    rdma_bind_addr(pp->listen_id, (struct sockaddr *)&dst) ||
-	    rdma_listen(pp->listen_id, 1))
-		return fail(err, errlen, neg_errno(), "listen on %s: %s", addr,
-			    strerror(errno));
+	ret = cm_conn_open(&pp->cm, err, errlen);
+	if (!ret)
+		ret = cm_conn_listen(&pp->cm, &pp->listen_id,
+				     (struct sockaddr *)&dst, pp);
+	if (ret)
+		return fail(err, errlen, ret, "listen on %s: %s", addr,
+			    strerror(-ret));
 	/* Connect to the port the listener got. */
 	((struct sockaddr_in *)&dst)->sin_port = rdma_get_src_port(pp->listen_id);
-	if (rdma_create_id(pp->ch, &pp->cli.id, pp, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(pp->cli.id, NULL, (struct sockaddr *)&dst, 2000))
+	if (rdma_create_id(pp->cm.ch, &pp->cli.id, pp, RDMA_PS_TCP))
 		return fail(err, errlen, neg_errno(), "resolve %s: %s", addr,
 			    strerror(errno));
-	return connect_pair(pp, err, errlen);
+	ret = cm_conn_resolve(&pp->cm, pp->cli.id, NULL,
+			      (struct sockaddr *)&dst, 1, CM_WAIT_MS);
+	return ret ? ret : connect_pair(pp, err, errlen);
 }
 
 int rc_pingpair_open(struct rc_pingpair **ppp, const char *addr,
@@ -343,7 +316,6 @@ void rc_pingpair_close(struct rc_pingpair *pp)
 	if (pp->pd)
 		ibv_dealloc_pd(pp->pd);
 	free(pp->buf);
-	if (pp->ch)
-		rdma_destroy_event_channel(pp->ch);
+	cm_conn_close(&pp->cm);
 	free(pp);
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perf_main.h"
 #include "perf_sq.h"
 
 /* Credit writes are signalled alone and carry no data message. */

@@ -7,8 +7,6 @@
  * when the device allows, arrival seen by the last byte of the buffer.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +18,11 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "cm_conn.h"
 #include "write_pingpong.h"
 
 struct write_pp {
-	struct rdma_event_channel *ch;
+	struct cm_conn cm;        /* its channel is non-blocking, idle() runs */
 	struct rdma_cm_id *listen_id, *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -65,27 +64,12 @@ static double mono_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*
- * The next CM event, keeping the caller's idle work going while none is
- * there (the channel is non-blocking). -ETIMEDOUT past the deadline.
- */
-static int next_event(struct write_pp *wp, double deadline,
-		      struct rdma_cm_event **ev)
+/* Milliseconds left until deadline (0 once past it). */
+static int ms_left(double deadline)
 {
-	for (;;) {
-		struct pollfd pfd = { .fd = wp->ch->fd, .events = POLLIN };
+	double left = (deadline - mono_s()) * 1e3;
 
-		if (!rdma_get_cm_event(wp->ch, ev))
-			return 0;
-		if (errno != EAGAIN)
-			return fail(wp, -errno, "rdma_get_cm_event: %s",
-				    strerror(errno));
-		if (mono_s() > deadline)
-			return fail(wp, -ETIMEDOUT, "no connection in time");
-		if (wp->idle)
-			wp->idle(wp->arg);
-		poll(&pfd, 1, 1);
-	}
+	return left > 0 ? (int)left + 1 : 0;
 }
 
 /* Wait for an event of type want on any id; anything else is an error. */
@@ -93,16 +77,7 @@ static int expect_event(struct write_pp *wp, double deadline,
 			enum rdma_cm_event_type want,
 			struct rdma_cm_event **ev)
 {
-	int ret = next_event(wp, deadline, ev);
-
-	if (ret)
-		return ret;
-	if ((*ev)->event == want)
-		return 0;
-	fail(wp, -ECONNREFUSED, "%s, waiting for %s",
-	     rdma_event_str((*ev)->event), rdma_event_str(want));
-	rdma_ack_cm_event(*ev);
-	return -ECONNREFUSED;
+	return cm_conn_expect(&wp->cm, want, ms_left(deadline), ev);
 }
 
 /* The buffer, its MR and a QP on wp->id; WRITEs inline if size fits. */
@@ -175,24 +150,6 @@ static int take_offer(struct write_pp *wp, const struct rdma_cm_event *ev)
 	return 0;
 }
 
-static int resolve(const char *addr, int port, struct sockaddr_storage *ss,
-		   struct write_pp *wp)
-{
-	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST |
-						   RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
-	char service[8];
-	int ret;
-
-	snprintf(service, sizeof(service), "%d", port);
-	ret = rdma_getaddrinfo(addr, service, &hints, &ai);
-	if (ret || !ai->ai_src_addr)
-		return fail(wp, -EINVAL, "%s: not a numeric address", addr);
-	memcpy(ss, ai->ai_src_addr, ai->ai_src_len);
-	rdma_freeaddrinfo(ai);
-	return 0;
-}
-
 static int open_passive(struct write_pp *wp, struct sockaddr *sa,
 			double deadline)
 {
@@ -201,9 +158,9 @@ static int open_passive(struct write_pp *wp, struct sockaddr *sa,
 	struct wpp_offer mine;
 	int ret;
 
-	if (rdma_create_id(wp->ch, &wp->listen_id, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(wp->listen_id, sa) || rdma_listen(wp->listen_id, 1))
-		return fail(wp, -errno, "listen: %s", strerror(errno));
+	ret = cm_conn_listen(&wp->cm, &wp->listen_id, sa, NULL);
+	if (ret)
+		return ret;
 	ret = expect_event(wp, deadline, RDMA_CM_EVENT_CONNECT_REQUEST, &ev);
 	if (ret)
 		return ret;
@@ -259,23 +216,12 @@ static int connect_once(struct write_pp *wp, struct sockaddr *sa,
 		((struct sockaddr_in *)&src)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)&src)->sin6_port = 0;
-	if (rdma_create_id(wp->ch, &wp->id, NULL, RDMA_PS_TCP))
+	if (rdma_create_id(wp->cm.ch, &wp->id, NULL, RDMA_PS_TCP))
 		return fail(wp, -errno, "rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(wp->id, (struct sockaddr *)&src, sa, 2000))
-		return fail(wp, -errno, "rdma_resolve_addr: %s",
-			    strerror(errno));
-	ret = expect_event(wp, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, &ev);
-	if (ret)
-		return ret;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(wp->id, 2000))
-		return fail(wp, -errno, "rdma_resolve_route: %s",
-			    strerror(errno));
-	ret = expect_event(wp, deadline, RDMA_CM_EVENT_ROUTE_RESOLVED, &ev);
-	if (ret)
-		return ret;
-	rdma_ack_cm_event(ev);
-	ret = setup_qp(wp);
+	ret = cm_conn_resolve(&wp->cm, wp->id, (struct sockaddr *)&src, sa, 1,
+			      ms_left(deadline));
+	if (!ret)
+		ret = setup_qp(wp);
 	if (ret)
 		return ret;
 	cp = offer_param(wp, &mine);
@@ -322,14 +268,13 @@ int write_pp_open(struct write_pp **out, const char *addr, int port,
 				 .err = err, .errlen = errlen };
 	if (size < 1 || size > 1u << 20)
 		ret = fail(wp, -EINVAL, "message size %zu", size);
+	else if (port < 0 || port > 65535 ||
+		 cm_numeric_addr(addr, (uint16_t)port, &ss))
+		ret = fail(wp, -EINVAL, "%s: not a numeric address", addr);
 	else
-		ret = resolve(addr, port, &ss, wp);
-	if (!ret && !(wp->ch = rdma_create_event_channel()))
-		ret = fail(wp, -errno, "rdma_create_event_channel: %s",
-			   strerror(errno));
-	if (!ret && fcntl(wp->ch->fd, F_SETFL,
-			  fcntl(wp->ch->fd, F_GETFL) | O_NONBLOCK))
-		ret = fail(wp, -errno, "fcntl: %s", strerror(errno));
+		ret = cm_conn_open(&wp->cm, err, errlen);
+	wp->cm.idle = idle;
+	wp->cm.idle_arg = arg;
 	if (!ret)
 		ret = active ? open_active(wp, (struct sockaddr *)&ss, deadline)
 			     : open_passive(wp, (struct sockaddr *)&ss,
@@ -402,7 +347,6 @@ void write_pp_close(struct write_pp *wp)
 	drop_attempt(wp);
 	if (wp->listen_id)
 		rdma_destroy_id(wp->listen_id);
-	if (wp->ch)
-		rdma_destroy_event_channel(wp->ch);
+	cm_conn_close(&wp->cm);
 	free(wp);
 }

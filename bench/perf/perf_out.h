@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "lat_stats.h"
-#include "perf_conn.h"
+#include "perf_ep.h"
 
 struct perf_bw_result {
 	uint64_t iterations;

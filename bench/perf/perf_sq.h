@@ -7,7 +7,8 @@
 #ifndef MSGA_PERF_SQ_H
 #define MSGA_PERF_SQ_H
 
-#include "perf_conn.h"
+#include "perf_ep.h"
+#include "perf_fast.h"
 
 struct perf_sq {
 	uint32_t outstanding; /* posted, completion not yet reaped */

@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "msgaccel.h"
-#include "topic.h"
 
 #define SCHEME "mcast://"
 /* Longest sleep in event mode: bounds the cost of a missed wake-up. */
@@ -188,7 +187,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	/* Same rule as msga_sub_create(), checked before touching a device. */
-	if (msga__pattern_check(o->pattern))
+	if (msga_pattern_check(o->pattern))
 		usage_error("invalid -t '%s': a topic name or prefix*, from "
 			    "[A-Za-z0-9._/-]", o->pattern);
 	parse_members(o, argc, argv);

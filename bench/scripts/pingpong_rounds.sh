@@ -145,10 +145,10 @@ if [ -n "$baseline" ]; then
 		{ echo "pingpong_rounds: MSGA_ROUNDS_BASELINE: no built tree (bench/msga_feed, lib/.libs/libmsgaccel.so) at ${MSGA_ROUNDS_BASELINE}" >&2; exit 2; }
 fi
 command -v jq >/dev/null || { echo "pingpong_rounds: jq is needed" >&2; exit 1; }
-. "$here/../tests/vm/env.sh"
+. "$here/../../tests/vm/env.sh"
 MSGA_VM_RWDIRS="--rwdir $out" MSGA_VM_TIMEOUT=3000 \
 	MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $baseline" \
-	"$here/../tests/vm/vm-run.sh" "$out/vm" env \
+	"$here/../../tests/vm/vm-run.sh" "$out/vm" env \
 	MSGA_VM_DEVICES="${MSGA_ROUNDS_DEVICES:-$MSGA_VM_DEVICES}" \
 	MSGA_BUILDDIR="$builddir" ROUNDS="$ROUNDS" ITERS="$ITERS" \
 	MSGA_ROUNDS_BASELINE="$baseline" \

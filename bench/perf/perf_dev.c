@@ -7,13 +7,12 @@
  */
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "perf_conn.h"
+#include "perf_dev.h"
 
 static uint32_t mtu_bytes(enum ibv_mtu m)
 {
@@ -140,48 +139,11 @@ int perf_dev_open(struct perf_ep *ep)
 }
 
 int perf_numeric_addr(struct perf_ep *ep, const char *addr, uint16_t port,
-			struct sockaddr_storage *ss)
+		      struct sockaddr_storage *ss)
 {
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST };
-	struct addrinfo *ai;
-
-	if (getaddrinfo(addr, NULL, &hints, &ai))
+	if (cm_numeric_addr(addr, port, ss))
 		return perf_fail(ep, -EINVAL, "'%s' is not a numeric IP address",
-			    addr);
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-	return 0;
-}
-
-int perf_cm_wait(struct perf_ep *ep, enum rdma_cm_event_type want,
-		   struct rdma_cm_event **evp)
-{
-	struct pollfd pfd = { .fd = ep->cm_ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-	int n = poll(&pfd, 1, PERF_CM_TIMEOUT_MS);
-
-	if (n <= 0)
-		return perf_fail(ep, n ? perf_neg_errno() : -ETIMEDOUT,
-			    "no rdma_cm %s event within %d ms",
-			    rdma_event_str(want), PERF_CM_TIMEOUT_MS);
-	if (rdma_get_cm_event(ep->cm_ch, &ev))
-		return perf_fail(ep, perf_neg_errno(), "rdma_get_cm_event failed");
-	if (ev->event != want) {
-		int st = ev->status;
-		enum rdma_cm_event_type got = ev->event;
-
-		rdma_ack_cm_event(ev);
-		return perf_fail(ep, -ECONNREFUSED, "rdma_cm: expected %s, got %s (status %d)",
-			    rdma_event_str(want), rdma_event_str(got), st);
-	}
-	if (evp)
-		*evp = ev;
-	else
-		rdma_ack_cm_event(ev);
+				 addr);
 	return 0;
 }
 
@@ -191,24 +153,30 @@ int perf_cm_wait(struct perf_ep *ep, enum rdma_cm_event_type want,
  */
 static int device_of_addr(struct perf_ep *ep, const char *addr, int resolve)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct cm_conn cm = { 0 };
 	struct rdma_cm_id *id = NULL;
 	struct sockaddr_storage ss;
 	int ret = perf_numeric_addr(ep, addr, 0, &ss);
 
-	if (ret || !ch)
+	if (!ret)
+		ret = cm_conn_open(&cm, ep->err, sizeof(ep->err));
+	if (ret)
 		goto out;
-	ep->cm_ch = ch;
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+	if (rdma_create_id(cm.ch, &id, NULL, RDMA_PS_TCP)) {
 		ret = perf_fail(ep, perf_neg_errno(), "rdma_create_id failed");
 		goto out;
 	}
-	if (resolve ? rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 2000) :
-	    rdma_bind_addr(id, (struct sockaddr *)&ss)) {
+	if (resolve) {
+		ret = cm_conn_resolve(&cm, id, NULL, (struct sockaddr *)&ss, 0,
+				      PERF_CM_TIMEOUT_MS);
+		/* Not a refusal or a timeout: rdma_resolve_addr() said no. */
+		if (ret && ret != -ECONNREFUSED && ret != -ETIMEDOUT)
+			ret = perf_fail(ep, ret, "no RDMA device for address %s",
+					addr);
+	} else if (rdma_bind_addr(id, (struct sockaddr *)&ss)) {
 		ret = perf_fail(ep, perf_neg_errno(), "no RDMA device for address %s", addr);
-		goto out;
 	}
-	if (resolve && (ret = perf_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, NULL)))
+	if (ret)
 		goto out;
 	if (!id->verbs) {
 		ret = perf_fail(ep, -ENODEV, "no RDMA device for address %s", addr);
@@ -220,11 +188,7 @@ static int device_of_addr(struct perf_ep *ep, const char *addr, int resolve)
 out:
 	if (id)
 		rdma_destroy_id(id);
-	if (ch)
-		rdma_destroy_event_channel(ch);
-	ep->cm_ch = NULL;
-	if (!ch && !ret)
-		ret = perf_fail(ep, -ENODEV, "rdma_create_event_channel failed");
+	cm_conn_close(&cm);
 	return ret;
 }
 

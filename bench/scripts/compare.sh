@@ -45,7 +45,7 @@
 # Soft RDMA in a VM is slow and noisy: compare within one run only.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/.." && pwd)
+src=$(cd "$here/../.." && pwd)
 builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
 LAT_ITERS=${LAT_ITERS:-1000}
 BW_ITERS=${BW_ITERS:-10000}

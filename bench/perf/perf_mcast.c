@@ -6,7 +6,9 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "cm_conn.h"
 #include "perf_mcast.h"
+#include "perf_res.h"
 
 static void sin_of(struct sockaddr_in *sin, uint32_t addr)
 {
@@ -81,7 +83,8 @@ static int join(struct perf_ep *ep, uint32_t group, int send)
 		return perf_fail(ep, perf_neg_errno(), "joining multicast group %s failed: %s",
 				 name, strerror(errno));
 	*(send ? &ep->mc_send : &ep->mc_recv) = group;
-	ret = perf_cm_wait(ep, RDMA_CM_EVENT_MULTICAST_JOIN, &ev);
+	ret = cm_conn_expect(&ep->cm, RDMA_CM_EVENT_MULTICAST_JOIN,
+			     PERF_CM_TIMEOUT_MS, &ev);
 	if (ret) {
 		char why[sizeof(ep->err)];
 
@@ -109,16 +112,14 @@ static int bind_device(struct perf_ep *ep, uint32_t first_group)
 	if (ret)
 		return ret;
 	sin_of(&dst, first_group);
-	ep->cm_ch = rdma_create_event_channel();
-	if (!ep->cm_ch ||
-	    rdma_create_id(ep->cm_ch, &ep->cm_id, ep, RDMA_PS_UDP))
+	ret = cm_conn_open(&ep->cm, ep->err, sizeof(ep->err));
+	if (ret)
+		return ret;
+	if (rdma_create_id(ep->cm.ch, &ep->cm_id, ep, RDMA_PS_UDP))
 		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
 	inet_ntop(AF_INET, &src.sin_addr, local, sizeof(local));
-	if (rdma_resolve_addr(ep->cm_id, (struct sockaddr *)&src,
-			      (struct sockaddr *)&dst, 2000))
-		return perf_fail(ep, perf_neg_errno(), "rdma_resolve_addr(%s) failed: %s",
-				 local, strerror(errno));
-	ret = perf_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+	ret = cm_conn_resolve(&ep->cm, ep->cm_id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, 0, PERF_CM_TIMEOUT_MS);
 	return ret ? ret : perf_cm_resources(ep, ep->cm_id, local);
 }
 

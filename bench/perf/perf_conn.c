@@ -7,62 +7,18 @@
  * posted before the peer may send, because iWARP has no RNR retry.
  */
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "cm_conn.h"
 #include "perf_conn.h"
+#include "perf_dev.h"
 #include "perf_mcast.h"
+#include "perf_res.h"
 
 #define CTRL_TIMEOUT_MS 10000
-#define MAX_RX_BYTES (64u << 20)
-
-int perf_fail(struct perf_ep *ep, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ep->err, sizeof(ep->err), fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-int perf_neg_errno(void)
-{
-	return errno ? -errno : -EIO;
-}
-
-const char *perf_transport_name(enum perf_transport t)
-{
-	static const char *const names[] = { "InfiniBand", "RoCE", "iWARP" };
-
-	return names[t];
-}
-
-void perf_params_from_opts(struct perf_params *p, const struct perf_opts *o,
-			   uint32_t max_size)
-{
-	memset(p, 0, sizeof(*p));
-	p->tool = o->tool;
-	p->conn = o->conn;
-	p->verb = o->verb;
-	p->use_cm = o->use_cm;
-	p->bidir = o->bidir;
-	p->events = o->events;
-	p->inline_size = o->inline_size;
-	p->tx_depth = o->tx_depth;
-	p->rx_depth = o->rx_depth;
-	p->cq_mod = o->cq_mod;
-	p->post_list = o->post_list;
-	p->max_size = max_size;
-	p->sample = o->sample;
-	p->rate = o->rate;
-	p->mcast_group = o->mcast_group;
-}
 
 /* ---------------------------------------------------------- wire form */
 
@@ -111,123 +67,6 @@ static int msg_to_params(const struct perf_msg *m, struct perf_params *p)
 	    p->post_list > p->tx_depth || !p->max_size ||
 	    p->max_size > PERF_MAX_SIZE || (p->rate && !p->sample))
 		return -EPROTO;
-	return 0;
-}
-
-/* ---------------------------------------------------------- resources */
-
-static int create_qp(struct perf_ep *ep, struct ibv_qp_init_attr *qia)
-{
-	/* Ask for the inline size wanted; shrink until the device agrees. */
-	int want = ep->prm.inline_size >= 0 ? ep->prm.inline_size : 512;
-
-	for (;;) {
-		qia->cap.max_inline_data = (uint32_t)want;
-		if (ep->cm_id) {
-			if (!rdma_create_qp(ep->cm_id, ep->pd, qia)) {
-				ep->qp = ep->cm_id->qp;
-				break;
-			}
-		} else {
-			ep->qp = ibv_create_qp(ep->pd, qia);
-			if (ep->qp)
-				break;
-		}
-		if (want == 0 || ep->prm.inline_size >= 0)
-			return perf_fail(ep, perf_neg_errno(),
-				    "cannot create a %s queue pair (depth %u/%u, inline %d) on %s: %s",
-				    perf_conn_name(ep->prm.conn), ep->prm.tx_depth,
-				    ep->prm.rx_depth, want, ep->dev_name,
-				    strerror(errno));
-		want = want > 32 ? want / 2 : 0;
-	}
-	ep->max_inline = qia->cap.max_inline_data;
-	return 0;
-}
-
-static int alloc_buffer(struct perf_ep *ep)
-{
-	const struct perf_params *p = &ep->prm;
-	int recv_side = p->verb == PERF_SEND || p->verb == PERF_WRITE_IMM;
-	size_t slot;
-
-	ep->data_off = p->conn == PERF_UD ? PERF_UD_GRH : 0;
-	slot = ((size_t)p->max_size + ep->data_off + 63) & ~(size_t)63;
-	ep->slot = slot;
-	ep->rx_slots = 1;
-	if (recv_side) {
-		/* Content matters only for --rate; big sizes may share slots. */
-		ep->rx_slots = p->rx_depth;
-		if ((size_t)ep->rx_slots * slot > MAX_RX_BYTES)
-			ep->rx_slots = (uint32_t)(MAX_RX_BYTES / slot) ?: 1;
-	}
-	ep->tx_slots = p->rate ? p->tx_depth : 1;
-	/* Last 64 bytes: the credit word the peer writes (see perf_credit). */
-	ep->credit_off = (size_t)(ep->rx_slots + ep->tx_slots) * slot;
-	ep->buf_len = ep->credit_off + 64;
-	ep->buf = aligned_alloc(4096, (ep->buf_len + 4095) & ~(size_t)4095);
-	if (!ep->buf)
-		return perf_fail(ep, -ENOMEM, "cannot allocate %zu bytes",
-			    ep->buf_len);
-	memset(ep->buf, 0, ep->buf_len);
-	/* iWARP: an RDMA READ sink must allow remote write. */
-	ep->mr = ibv_reg_mr(ep->pd, ep->buf, ep->buf_len,
-			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ);
-	if (!ep->mr)
-		return perf_fail(ep, perf_neg_errno(), "ibv_reg_mr(%zu bytes) failed: %s",
-			    ep->buf_len, strerror(errno));
-	return 0;
-}
-
-static int create_resources(struct perf_ep *ep)
-{
-	const struct perf_params *p = &ep->prm;
-	static const enum ibv_qp_type qpt[] = { IBV_QPT_RC, IBV_QPT_UC,
-						 IBV_QPT_UD };
-	struct ibv_qp_init_attr qia = {
-		.qp_type = qpt[p->conn],
-		.sq_sig_all = 0,
-		/* + 1: a slot for credit writes (perf_credit_flush). */
-		.cap = { .max_send_wr = p->tx_depth + 1,
-			 .max_recv_wr = p->rx_depth,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	int ret;
-
-	ep->pd = ibv_alloc_pd(ep->verbs);
-	if (!ep->pd)
-		return perf_fail(ep, perf_neg_errno(), "ibv_alloc_pd(%s) failed", ep->dev_name);
-	if (p->events) {
-		ep->chan = ibv_create_comp_channel(ep->verbs);
-		if (!ep->chan)
-			return perf_fail(ep, perf_neg_errno(), "ibv_create_comp_channel failed");
-	}
-	ep->scq = ibv_create_cq(ep->verbs, (int)p->tx_depth + 1, NULL, ep->chan,
-				0);
-	ep->rcq = ibv_create_cq(ep->verbs, (int)p->rx_depth, NULL, ep->chan, 0);
-	if (!ep->scq || !ep->rcq)
-		return perf_fail(ep, perf_neg_errno(), "ibv_create_cq failed: %s",
-			    strerror(errno));
-	qia.send_cq = ep->scq;
-	qia.recv_cq = ep->rcq;
-	ret = alloc_buffer(ep);
-	if (!ret)
-		ret = create_qp(ep, &qia);
-	return ret;
-}
-
-/* Receives go up before the peer may send (iWARP: no RNR retry). */
-static int post_all_recvs(struct perf_ep *ep)
-{
-	if (ep->prm.verb != PERF_SEND && ep->prm.verb != PERF_WRITE_IMM)
-		return 0;
-	for (uint32_t i = 0; i < ep->prm.rx_depth; i++) {
-		int ret = perf_post_recv(ep, i % ep->rx_slots);
-
-		if (ret)
-			return perf_fail(ep, ret, "ibv_post_recv failed");
-	}
 	return 0;
 }
 
@@ -356,7 +195,7 @@ static int connect_tcp(struct perf_ep *ep)
 	int ret = qp_init(ep);
 
 	if (!ret)
-		ret = post_all_recvs(ep);
+		ret = perf_res_post_recvs(ep);
 	if (!ret)
 		ret = exchange_qpinfo(ep, &peer);
 	if (!ret)
@@ -378,80 +217,26 @@ static void cm_param(struct perf_ep *ep, struct rdma_conn_param *cp)
 }
 
 /* Resources on the device rdma_cm chose for id. */
-int perf_cm_resources(struct perf_ep *ep, struct rdma_cm_id *id,
-		      const char *local)
-{
-	uint8_t ip4[4];
-	const uint8_t *p4;
-	int ret;
 
-	ep->cm_id = id;
-	ep->verbs = id->verbs;
-	snprintf(ep->dev_name, sizeof(ep->dev_name), "%s",
-		 ibv_get_device_name(id->verbs->device));
-	ep->port = id->port_num ? id->port_num : 1;
-	perf_local_ip4(local, ip4, &p4);
-	ret = perf_dev_query(ep, p4);
-	if (!ret)
-		ret = perf_dev_check(ep);
-	if (!ret)
-		ret = create_resources(ep);
-	if (!ret)
-		ret = post_all_recvs(ep);
-	return ret;
-}
-
-/*
- * The verbs objects create_resources() made, in reverse, pointers cleared:
- * perf_ep_close() and a connect retry both need exactly this.
- */
-static void release_verbs(struct perf_ep *ep)
-{
-	if (ep->cm_id && ep->qp)
-		rdma_destroy_qp(ep->cm_id);
-	else if (ep->qp)
-		ibv_destroy_qp(ep->qp);
-	if (ep->mr)
-		ibv_dereg_mr(ep->mr);
-	free(ep->buf);
-	if (ep->scq)
-		ibv_destroy_cq(ep->scq);
-	if (ep->rcq)
-		ibv_destroy_cq(ep->rcq);
-	if (ep->chan)
-		ibv_destroy_comp_channel(ep->chan);
-	if (ep->pd)
-		ibv_dealloc_pd(ep->pd);
-	ep->qp = NULL, ep->mr = NULL, ep->buf = NULL;
-	ep->scq = ep->rcq = NULL, ep->chan = NULL, ep->pd = NULL;
-}
-
-/* Undo cm_client_try() up to its connect, keeping the event channel. */
 static void cm_client_drop(struct perf_ep *ep)
 {
-	release_verbs(ep);
+	perf_res_release(ep);
 	rdma_destroy_id(ep->cm_id);
 	ep->cm_id = NULL, ep->verbs = NULL;
 }
 
 /* 1: rdma_connect() said EADDRINUSE, worth a new id; else 0 or -errno. */
-static int cm_client_try(struct perf_ep *ep, const char *addr,
-			 struct sockaddr_storage *ss)
+static int cm_client_try(struct perf_ep *ep, struct sockaddr_storage *ss)
 {
 	struct rdma_conn_param cp;
 	struct rdma_cm_id *id;
 	int ret;
 
-	if (rdma_create_id(ep->cm_ch, &id, ep, RDMA_PS_TCP))
+	if (rdma_create_id(ep->cm.ch, &id, ep, RDMA_PS_TCP))
 		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
 	ep->cm_id = id;
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)ss, 2000))
-		return perf_fail(ep, perf_neg_errno(), "rdma_resolve_addr(%s) failed", addr);
-	ret = perf_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
-	if (!ret && rdma_resolve_route(id, 2000))
-		ret = perf_fail(ep, perf_neg_errno(), "rdma_resolve_route failed");
-	if (!ret)
-		ret = perf_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+	ret = cm_conn_resolve(&ep->cm, id, NULL, (struct sockaddr *)ss, 1,
+			      PERF_CM_TIMEOUT_MS);
 	if (!ret)
 		ret = perf_cm_resources(ep, id, NULL);
 	if (ret)
@@ -476,17 +261,17 @@ static int cm_client(struct perf_ep *ep, const char *addr, uint16_t port)
 	struct sockaddr_storage ss;
 	int ret = perf_numeric_addr(ep, addr, port, &ss), tries = 0;
 
+	if (!ret)
+		ret = cm_conn_open(&ep->cm, ep->err, sizeof(ep->err));
 	if (ret)
 		return ret;
-	ep->cm_ch = rdma_create_event_channel();
-	if (!ep->cm_ch)
-		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
-	while ((ret = cm_client_try(ep, addr, &ss)) == 1 && ++tries < 4)
+	while ((ret = cm_client_try(ep, &ss)) == 1 && ++tries < 4)
 		cm_client_drop(ep);
 	if (ret == 1)
 		return perf_fail(ep, -EADDRINUSE, "rdma_connect failed: %s",
 				 strerror(EADDRINUSE));
-	return ret ? ret : perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
+	return ret ? ret : cm_conn_expect(&ep->cm, RDMA_CM_EVENT_ESTABLISHED,
+					  PERF_CM_TIMEOUT_MS, NULL);
 }
 
 static int cm_listen(struct perf_ep *ep, uint16_t *port)
@@ -495,16 +280,14 @@ static int cm_listen(struct perf_ep *ep, uint16_t *port)
 	const char *bind = ep->opts->bind_addr ? ep->opts->bind_addr : "0.0.0.0";
 	int ret = perf_numeric_addr(ep, bind, 0, &ss);
 
+	if (!ret)
+		ret = cm_conn_open(&ep->cm, ep->err, sizeof(ep->err));
+	if (!ret)
+		ret = cm_conn_listen(&ep->cm, &ep->cm_listen,
+				     (struct sockaddr *)&ss, ep);
 	if (ret)
-		return ret;
-	ep->cm_ch = rdma_create_event_channel();
-	if (!ep->cm_ch ||
-	    rdma_create_id(ep->cm_ch, &ep->cm_listen, ep, RDMA_PS_TCP))
-		return perf_fail(ep, perf_neg_errno(), "rdma_cm setup failed");
-	if (rdma_bind_addr(ep->cm_listen, (struct sockaddr *)&ss) ||
-	    rdma_listen(ep->cm_listen, 1))
-		return perf_fail(ep, perf_neg_errno(), "rdma_cm listen on %s failed: %s",
-			    bind, strerror(errno));
+		return perf_fail(ep, ret, "rdma_cm listen on %s failed: %s",
+				 bind, strerror(-ret));
 	*port = ntohs(rdma_get_src_port(ep->cm_listen));
 	return 0;
 }
@@ -514,7 +297,8 @@ static int cm_accept(struct perf_ep *ep)
 	struct rdma_conn_param cp;
 	struct rdma_cm_event *ev;
 	uint8_t init_depth;
-	int ret = perf_cm_wait(ep, RDMA_CM_EVENT_CONNECT_REQUEST, &ev);
+	int ret = cm_conn_expect(&ep->cm, RDMA_CM_EVENT_CONNECT_REQUEST,
+				 PERF_CM_TIMEOUT_MS, &ev);
 
 	if (ret)
 		return ret;
@@ -529,7 +313,8 @@ static int cm_accept(struct perf_ep *ep)
 	if (rdma_accept(ep->cm_id, &cp))
 		return perf_fail(ep, perf_neg_errno(), "rdma_accept failed: %s",
 				 strerror(errno));
-	return perf_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, NULL);
+	return cm_conn_expect(&ep->cm, RDMA_CM_EVENT_ESTABLISHED,
+			      PERF_CM_TIMEOUT_MS, NULL);
 }
 
 /* ---------------------------------------------------------- sessions */
@@ -554,7 +339,7 @@ static int open_tcp_mode(struct perf_ep *ep, const char *addr, int resolve)
 {
 	int ret = open_checked(ep, addr, resolve);
 
-	return ret ? ret : create_resources(ep);
+	return ret ? ret : perf_res_create(ep);
 }
 
 static void init_ep(struct perf_ep *ep, const struct perf_opts *o,
@@ -615,7 +400,7 @@ int perf_client_open(struct perf_ep *ep, const struct perf_opts *o,
 		perf_ep_close(ep);
 		init_ep(ep, o, 0);
 		ep->prm = prm;
-	} else if ((ret = create_resources(ep))) {
+	} else if ((ret = perf_res_create(ep))) {
 		return ret;
 	}
 	ret = client_hello(ep, &welcome);
@@ -691,19 +476,17 @@ void perf_ep_close(struct perf_ep *ep)
 		rdma_disconnect(ep->cm_id);
 	if (ep->ah)
 		ibv_destroy_ah(ep->ah);
-	release_verbs(ep);
+	perf_res_release(ep);
 	if (ep->cm_id)
 		rdma_destroy_id(ep->cm_id);
 	else if (ep->verbs)
 		ibv_close_device(ep->verbs);
 	if (ep->cm_listen)
 		rdma_destroy_id(ep->cm_listen);
-	if (ep->cm_ch)
-		rdma_destroy_event_channel(ep->cm_ch);
+	cm_conn_close(&ep->cm);
 	perf_ctrl_close(&ep->ctrl);
 	ep->cm_id = NULL;
 	ep->verbs = NULL;
 	ep->cm_listen = NULL;
-	ep->cm_ch = NULL;
 	ep->ah = NULL;
 }
