@@ -20,7 +20,8 @@
  * through it, index it or do arithmetic on it. The only ways in are:
  *
  *   msga__peer_load32    an acquire load of one aligned 32-bit word (the
- *                        ring's polling: see ring.h, ORDERING);
+ *                        ring's polling: see ring.h, ORDERING), and
+ *   msga__peer_load64_halves  two of them, for a 64-bit field;
  *   msga__peer_copy      n bytes copied out into private memory, read
  *                        once (a record's head);
  *   msga__peer_in_place  a pointer to bytes handed on, never read again by
@@ -110,6 +111,25 @@ static inline uint32_t msga__peer_load32(const struct msga__peer_mem *m,
 	return le32toh(__atomic_load_n(
 		(const uint32_t *)(const void *)msga__peer_mem_at_(m, off),
 		__ATOMIC_ACQUIRE));
+}
+
+/*
+ * A little-endian 64-bit field at off (4-byte aligned) as two such loads,
+ * the low half first: a 64-bit load of a field not 8-byte aligned would
+ * not be atomic anyway (ring.h says why the halves are safe). The base
+ * is read once for both (the first acquire would make it be read again).
+ */
+static inline uint64_t msga__peer_load64_halves(const struct msga__peer_mem *m,
+						uint32_t off)
+{
+	const uint32_t *p;
+	uint64_t lo;
+
+	msga__peer_mem_read_(m, off, 8);
+	p = (const uint32_t *)(const void *)msga__peer_mem_at_(m, off);
+	lo = le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
+	return lo | (uint64_t)le32toh(__atomic_load_n(p + 1, __ATOMIC_ACQUIRE))
+		<< 32;
 }
 
 /* Copy n bytes at off out into dst, private memory: read them there. */

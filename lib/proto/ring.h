@@ -379,9 +379,7 @@ static inline uint32_t msga__ring_load32(const struct msga__ring_reader *r,
 static inline uint64_t msga__ring_load64(const struct msga__ring_reader *r,
 					 uint32_t off)
 {
-	uint64_t lo = msga__ring_load32(r, off);
-
-	return lo | (uint64_t)msga__ring_load32(r, off + 4) << 32;
+	return msga__peer_load64_halves(&r->mem, off);
 }
 
 /*
@@ -461,8 +459,10 @@ struct msga__ring_short {
 static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 					     struct msga__ring_short *s)
 {
-	uint32_t off = r->off, word = msga__ring_load32(r, off), size, len;
-	uint32_t topic;
+	/* (a copy: kept in registers across the acquire loads) */
+	const struct msga__peer_mem ring = r->mem;
+	uint32_t off = r->off, word = msga__peer_load32(&ring, off), size;
+	uint32_t len, topic;
 
 	if (!msga__ring_is_short(word))
 		return MSGA__RING_TAKE_OTHER;
@@ -470,14 +470,14 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	if (!size)
 		return 0;
 	/* The word read first may be a stale lap's (see peek): again. */
-	word = msga__ring_load32(r, off);
+	word = msga__peer_load32(&ring, off);
 	len = word & MSGA__RING_SHORT_LEN_MASK;
 	topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
 		MSGA__RING_SHORT_TOPIC_MASK;
 	if (!msga__ring_short_ok(r, word) ||
 	    msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len) != size)
 		return MSGA__RING_TAKE_OTHER;
-	s->payload = msga__peer_in_place(&r->mem, off + MSGA__RING_SHORT_HEAD,
+	s->payload = msga__peer_in_place(&ring, off + MSGA__RING_SHORT_HEAD,
 					 len);
 	s->len = len;
 	s->topic = topic;
