@@ -24,13 +24,19 @@ static struct msga__ring_writer W;
 static struct msga__ring_reader R;
 static uint64_t topic_seq[4];    /* the publisher's per-topic sequence */
 
-/* The NIC, between two of the reader's loads (-DMSGA__RING_LOAD_HOOK). */
-static void (*on_load)(const char *p);
+/*
+ * The NIC, between two of the reader's looks at the ring
+ * (-DMSGA__PEER_MEM_HOOK): each is inside the ring (peer_mem.h checks).
+ */
+static void (*on_load)(uint32_t off);
 
-void msga__ring_load_hook(const char *p)
+void msga__peer_mem_hook(const struct msga__peer_mem *m, uint32_t off,
+			 uint32_t n)
 {
+	cr_assert_eq(m->size, SIZE);
+	(void)n;
 	if (on_load)
-		on_load(p);
+		on_load(off);
 }
 
 static void setup(void)
@@ -41,7 +47,8 @@ static void setup(void)
 	memset(ringmem, 0, SIZE + 64);
 	ringbuf = ringmem + MSGA__RING_BASE_SKEW;
 	msga__ring_writer_init(&W, 0, 1, SIZE);
-	cr_assert_eq(msga__ring_reader_init(&R, ringbuf, SIZE), 0);
+	cr_assert_eq(msga__ring_reader_init(&R, msga__peer_mem_of(ringbuf,
+								  SIZE)), 0);
 	memset(topic_seq, 0, sizeof(topic_seq));
 	on_load = NULL;
 }
@@ -114,15 +121,14 @@ static struct trec send_msg(uint32_t plen, uint8_t fill,
 }
 
 /* The record peek found must be t, its payload all t's fill. */
-static void take_rec_at(const struct trec *t, char *rec, uint32_t rec_len)
+static void take_rec_at(const struct trec *t, const struct msga__ring_rec *rec)
 {
 	struct msga__wire_hdr h;
 	const char *payload;
 	uint32_t plen;
 
-	cr_assert_eq(msga__ring_head_get(&R, rec, rec_len, &h, &payload,
-					 &plen), 0);
-	cr_assert_eq(payload - rec, t->head);
+	cr_assert_eq(msga__ring_head_get(&R, rec, &h, &payload, &plen), 0);
+	cr_assert_eq(payload - (ringbuf + R.off), t->head);
 	/* every payload is 16-byte aligned in memory */
 	cr_assert_eq((uintptr_t)payload % 16, 0, "payload at %p", payload);
 	cr_assert_eq(h.seq, t->seq, "seq %llu, want %llu",
@@ -131,19 +137,18 @@ static void take_rec_at(const struct trec *t, char *rec, uint32_t rec_len)
 	cr_assert_eq(plen, t->plen);
 	for (uint32_t i = 0; i < plen; i++)
 		cr_assert_eq((uint8_t)payload[i], t->fill);
-	msga__ring_consume(&R, rec_len);
+	msga__ring_consume(&R, rec->len);
 }
 
 /* Read the next record: it must be t. */
 static void take_rec(const struct trec *t)
 {
-	uint32_t rec_len;
-	char *rec;
-	int ret = msga__ring_peek(&R, &rec, &rec_len);
+	struct msga__ring_rec rec;
+	int ret = msga__ring_peek(&R, &rec);
 
 	cr_assert_eq(ret, 1, "peek %d at rd %llu", ret,
 		     (unsigned long long)R.rd);
-	take_rec_at(t, rec, rec_len);
+	take_rec_at(t, &rec);
 }
 
 /* All read is freed: tell the writer when a quarter of the ring is. */
@@ -238,10 +243,9 @@ Test(ring, the_head_is_short_only_for_the_next_seq_of_a_whole_message)
 
 Test(ring, empty_ring_has_nothing)
 {
-	char *rec;
-	uint32_t plen;
+	struct msga__ring_rec rec;
 
-	cr_assert_eq(msga__ring_peek(&R, &rec, &plen), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 }
 
 Test(ring, partial_record_is_not_read_until_its_trailer_lands)
@@ -249,15 +253,14 @@ Test(ring, partial_record_is_not_read_until_its_trailer_lands)
 	struct msga__ring_place p;
 	struct trec t[2] = { { .plen = 104, .fill = 0x5a },
 			     { .plen = 64, .fill = 0x5b } };
-	char *rec;
-	uint32_t plen;
+	struct msga__ring_rec rec;
 
 	/* a long record, then a short one with its trailer unaligned */
 	for (int i = 0; i < 2; i++) {
 		place(&t[i], &p);
 		for (uint32_t upto = 0; upto < p.len; upto++) {
 			nic_write(&p, &t[i], upto);
-			cr_assert_eq(msga__ring_peek(&R, &rec, &plen), 0,
+			cr_assert_eq(msga__ring_peek(&R, &rec), 0,
 				     "read with %u of %u bytes", upto, p.len);
 		}
 		nic_write(&p, &t[i], p.len);
@@ -270,8 +273,7 @@ Test(ring, partial_record_is_not_read_until_its_trailer_lands)
 Test(ring, stale_lap_is_not_taken_for_a_record)
 {
 	struct msga__ring_place p;
-	char *rec;
-	uint32_t plen;
+	struct msga__ring_rec rec;
 
 	/* Fill one lap, consume it, then look at the same bytes again. */
 	while (msga__ring_can_place(&W, 0)) {
@@ -283,7 +285,7 @@ Test(ring, stale_lap_is_not_taken_for_a_record)
 		if (W.tail > 3ull * SIZE)
 			break;
 	}
-	cr_assert_eq(msga__ring_peek(&R, &rec, &plen), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 }
 
 Test(ring, pad_at_the_end_wraps_to_the_start)
@@ -376,14 +378,14 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 /* Read a record as rc_ring.c does, leaving it current (not consumed). */
 static const char *deliver(uint32_t *rec_len)
 {
+	struct msga__ring_rec rec;
 	struct msga__wire_hdr h;
 	const char *payload;
 	uint32_t plen;
-	char *rec;
 
-	cr_assert_eq(msga__ring_peek(&R, &rec, rec_len), 1);
-	cr_assert_eq(msga__ring_head_get(&R, rec, *rec_len, &h, &payload,
-					 &plen), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 1);
+	cr_assert_eq(msga__ring_head_get(&R, &rec, &h, &payload, &plen), 0);
+	*rec_len = rec.len;
 	return payload;
 }
 
@@ -511,35 +513,33 @@ Test(ring, need_report_after_a_quarter)
 /* A stale lap's bytes may look like anything: they only make us wait. */
 Test(ring, garbage_in_an_unverified_head_only_waits)
 {
-	char *rec;
-	uint32_t rec_len;
+	struct msga__ring_rec rec;
 	uint64_t s = msga__ring_stamp(0);
 
 	msga__put64((uint8_t *)ringbuf, MSGA_FRAG_MAX + 1);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 	msga__put64((uint8_t *)ringbuf, MSGA__RING_SHORT_BIT | 0x1fff);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 	msga__put64((uint8_t *)ringbuf, 0xffffffffffffffffull);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 	msga__put64((uint8_t *)ringbuf, MSGA__RING_PAD_BIT | 64);
 	msga__put64((uint8_t *)ringbuf + 8, s + 1);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 	/* right stamp, but at a trailer the stale length points to: no */
 	msga__put64((uint8_t *)ringbuf, 64);
 	msga__put64((uint8_t *)ringbuf +
 		    msga__ring_rec_size(MSGA__RING_HEAD, 64) - 8, s - 1);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 0);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 0);
 	cr_assert_eq(R.rd, 0);
 }
 
 Test(ring, a_verified_pad_of_the_wrong_length_is_a_protocol_error)
 {
-	char *rec;
-	uint32_t rec_len;
+	struct msga__ring_rec rec;
 
 	msga__put64((uint8_t *)ringbuf, MSGA__RING_PAD_BIT | 64);
 	msga__put64((uint8_t *)ringbuf + 8, msga__ring_stamp(0));
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), -EPROTO);
+	cr_assert_eq(msga__ring_peek(&R, &rec), -EPROTO);
 }
 
 /*
@@ -550,11 +550,11 @@ Test(ring, a_verified_pad_of_the_wrong_length_is_a_protocol_error)
 static uint32_t loads, late_word, late_off;
 
 /* The record's word lands only after the reader's first load. */
-static void word_lands_late(const char *p)
+static void word_lands_late(uint32_t off)
 {
 	if (++loads == 2)
 		msga__put32((uint8_t *)ringbuf + late_off, late_word);
-	(void)p;
+	(void)off;
 }
 
 Test(ring, a_tiny_record_behind_a_stale_pad_word_is_read)
@@ -562,8 +562,7 @@ Test(ring, a_tiny_record_behind_a_stale_pad_word_is_read)
 	for (uint32_t len = 1; len <= 4; len++) {
 		struct msga__ring_place p;
 		struct trec t;
-		uint32_t rec_len;
-		char *rec;
+		struct msga__ring_rec rec;
 
 		teardown();
 		setup();
@@ -582,26 +581,37 @@ Test(ring, a_tiny_record_behind_a_stale_pad_word_is_read)
 			    MSGA__RING_PAD_BIT | 64);
 		loads = 0;
 		on_load = word_lands_late;
-		cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 1,
+		cr_assert_eq(msga__ring_peek(&R, &rec), 1,
 			     "a %u-byte record taken for a bad PAD", len);
 		on_load = NULL;
-		take_rec_at(&t, rec, rec_len);
+		take_rec_at(&t, &rec);
 	}
 }
 
-/* Writer's head into a record, reader's decode of it (a fresh reader). */
+/*
+ * What peek would say of the len-byte record at the read position, had
+ * its trailer matched: its word, read from the ring.
+ */
+static struct msga__ring_rec as_peeked(uint32_t len)
+{
+	return (struct msga__ring_rec){
+		.word = msga__get32((uint8_t *)ringbuf + R.off), .len = len };
+}
+
+/* Writer's head into the ring, reader's decode of it (a fresh reader). */
 static int head_round_trip(struct msga__wire_hdr *h, uint32_t head,
 			   uint32_t plen, struct msga__wire_hdr *out,
 			   const char **payload)
 {
-	char rec[MSGA__RING_REC_MAX];
+	char *rec = ringbuf + R.off;
+	struct msga__ring_rec r;
 	uint32_t got;
 	int ret;
 
-	memset(rec, 0, sizeof(rec));
+	memset(rec, 0, MSGA__RING_REC_MAX);
 	msga__ring_head_put(rec, head, plen, h);
-	ret = msga__ring_head_get(&R, rec, msga__ring_rec_size(head, plen),
-				  out, payload, &got);
+	r = as_peeked(msga__ring_rec_size(head, plen));
+	ret = msga__ring_head_get(&R, &r, out, payload, &got);
 	if (!ret)
 		cr_assert_eq(*payload - rec, head);
 	if (!ret)
@@ -661,20 +671,22 @@ Test(ring, reserved_bits_are_a_protocol_error)
 	struct msga__wire_hdr h = { .type = MSGA__W_DATA, .topic = 1,
 				    .flags = MSGA__WF_FIRST | MSGA__WF_LAST,
 				    .seq = 1, .len = 8 };
-	char rec[64] = { 0 };
+	char *rec = ringbuf + R.off;
+	struct msga__ring_rec r;
 	const char *pl;
 	uint32_t plen;
 
 	msga__ring_head_put(rec, MSGA__RING_HEAD, 8, &h);
 	rec[3] |= 0x01; /* bit 24 of a long head */
-	cr_assert_eq(msga__ring_head_get(&R, rec, 48, &h, &pl, &plen),
-		     -EPROTO);
+	r = as_peeked(48);
+	cr_assert_eq(msga__ring_head_get(&R, &r, &h, &pl, &plen), -EPROTO);
 	rec[3] = 0;
-	cr_assert_eq(msga__ring_head_get(&R, rec, 48, &h, &pl, &plen), 0);
+	r = as_peeked(48);
+	cr_assert_eq(msga__ring_head_get(&R, &r, &h, &pl, &plen), 0);
 	msga__put32((uint8_t *)rec, MSGA__RING_SHORT_BIT | 8 |
 		    1u << MSGA__RING_SHORT_TOPIC_SHIFT | 1u << 23);
-	cr_assert_eq(msga__ring_head_get(&R, rec, 32, &h, &pl, &plen),
-		     -EPROTO);
+	r = as_peeked(32);
+	cr_assert_eq(msga__ring_head_get(&R, &r, &h, &pl, &plen), -EPROTO);
 }
 
 /* ---------------------------------------------------- the fast paths */
@@ -873,9 +885,9 @@ Test(ring, the_fast_reader_leaves_everything_else_to_peek)
 	struct msga__ring_place p;
 	struct msga__wire_hdr h;
 	const char *payload;
-	uint32_t rec_len, plen;
+	uint32_t plen;
 	struct trec t;
-	char *rec;
+	struct msga__ring_rec rec;
 
 	/* nothing there (a zero word: peek's to judge); a long record (a
 	 * topic's first) */
@@ -900,7 +912,7 @@ Test(ring, the_fast_reader_leaves_everything_else_to_peek)
 	nic_write(&p, &t, p.len);
 	ringbuf[p.off + 2] |= 0x80; /* bit 23 */
 	cr_assert_eq(msga__ring_take_short(&R, &s), MSGA__RING_TAKE_OTHER);
-	cr_assert_eq(msga__ring_peek(&R, &rec, &rec_len), 1);
-	cr_assert_eq(msga__ring_head_get(&R, rec, rec_len, &h, &payload,
-					 &plen), -EPROTO);
+	cr_assert_eq(msga__ring_peek(&R, &rec), 1);
+	cr_assert_eq(msga__ring_head_get(&R, &rec, &h, &payload, &plen),
+		     -EPROTO);
 }

@@ -81,16 +81,17 @@ static uint32_t held_words(uint32_t size)
 	return (size / MSGA__RING_ALIGN + 63) / 64;
 }
 
-int msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
-			   uint32_t size)
+int msga__ring_reader_init(struct msga__ring_reader *r,
+			   struct msga__peer_mem mem)
 {
-	if (!msga__ring_size_ok(size) ||
-	    ((uintptr_t)buf + MSGA__RING_SHORT_HEAD) % MSGA__RING_ALIGN)
+	if (!msga__ring_size_ok(mem.size) ||
+	    (msga__peer_mem_addr(&mem) + MSGA__RING_SHORT_HEAD) %
+	    MSGA__RING_ALIGN)
 		return -EINVAL;
-	*r = (struct msga__ring_reader){ .buf = buf, .size = size,
+	*r = (struct msga__ring_reader){ .mem = mem,
 					 .stamp = msga__ring_stamp(0),
 					 .cur_payload = MSGA__RING_NO_PAYLOAD };
-	r->held = calloc(held_words(size), sizeof(*r->held));
+	r->held = calloc(held_words(mem.size), sizeof(*r->held));
 	return r->held ? 0 : -ENOMEM;
 }
 
@@ -171,25 +172,33 @@ static int long_get(struct msga__ring_reader *r, const uint8_t *p,
 	return 0;
 }
 
-int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
-			uint32_t rec_len, struct msga__wire_hdr *h,
-			const char **payload, uint32_t *plen)
+/*
+ * The record's word is the one peek checked against the trailer (read
+ * once, kept in rec); the rest of a long head is copied out of the ring
+ * once, here, and decoded from the copy. The head's bytes were placed
+ * before the trailer, so they are final, unless the writer rewrites them
+ * on purpose: then the copy is garbage, and is checked like any other.
+ */
+int msga__ring_head_get(struct msga__ring_reader *r,
+			const struct msga__ring_rec *rec,
+			struct msga__wire_hdr *h, const char **payload,
+			uint32_t *plen)
 {
-	const uint8_t *p = (const uint8_t *)rec;
-	uint32_t word = msga__get32(p), head = msga__ring_head_len_of(word, plen), size;
-
+	uint8_t p[MSGA__RING_HEAD + MSGA__RING_EXT];
+	uint32_t word = rec->word, head = msga__ring_head_len_of(word, plen);
 	int ret;
 
-	size = msga__ring_rec_size(head, *plen);
-	/* peek sized the record from this word: a change since is a lie */
-	if (size != rec_len || *plen > MSGA_FRAG_MAX)
+	/* (peek sized the record from this word) */
+	if (msga__ring_rec_size(head, *plen) != rec->len ||
+	    *plen > MSGA_FRAG_MAX)
 		return -EPROTO;
-	*payload = rec + head;
-	r->cur_payload = (uint32_t)(*payload - r->buf);
+	*payload = msga__peer_in_place(&r->mem, r->off + head, *plen);
+	r->cur_payload = r->off + head;
 	/* (a short record is a whole message of at most MSGA_FRAG_MAX
 	 * bytes by construction: short_get checked all of it) */
 	if (msga__ring_is_short(word))
 		return short_get(r, word, h);
+	msga__peer_copy(&r->mem, r->off, p, head);
 	ret = long_get(r, p, word, h);
 	return ret ? ret : msga__wire_hdr_check(h, *plen);
 }
@@ -202,21 +211,20 @@ int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
  * a PAD's does), so once one matches, the word is read again, final now,
  * and the record is what that word says, if its own trailer matches.
  */
-int msga__ring_peek(struct msga__ring_reader *r, char **rec,
-		    uint32_t *rec_len)
+int msga__ring_peek(struct msga__ring_reader *r, struct msga__ring_rec *rec)
 {
 	for (;;) {
-		uint32_t off = r->off, left = r->size - off, again;
-		uint32_t word = msga__ring_load32(r->buf + off);
+		uint32_t off = r->off, left = r->mem.size - off, again;
+		uint32_t word = msga__ring_load32(r, off);
 
 		if (!msga__ring_arrived(r, word))
 			return 0;
-		again = msga__ring_load32(r->buf + off);
+		again = msga__ring_load32(r, off);
 		if (again != word && !msga__ring_arrived(r, again))
 			return 0;
 		if (!(again & MSGA__RING_PAD_BIT)) {
-			*rec_len = msga__ring_arrived(r, again);
-			*rec = r->buf + off;
+			rec->word = again;
+			rec->len = msga__ring_arrived(r, again);
 			return 1;
 		}
 		if (again != (MSGA__RING_PAD_BIT | left))
@@ -227,17 +235,19 @@ int msga__ring_peek(struct msga__ring_reader *r, char **rec,
 	}
 }
 
-/* The bit of the 16 ring bytes holding the word before a payload. */
+/*
+ * The bit of the 16 ring bytes holding the word before a payload, from
+ * where data points (an address the reader handed out; no byte is read).
+ */
 static int held_bit(const struct msga__ring_reader *r, const void *data,
 		    uint32_t *bit)
 {
-	uintptr_t at = (uintptr_t)data, base = (uintptr_t)r->buf;
+	uint32_t off;
 
-	if (!r->held || at < base + MSGA__RING_SHORT_HEAD ||
-	    at - base >= r->size ||
-	    (at - base) % MSGA__RING_ALIGN != MSGA__RING_SHORT_HEAD)
+	if (!r->held || !msga__peer_offset_of(&r->mem, data, &off) ||
+	    off % MSGA__RING_ALIGN != MSGA__RING_SHORT_HEAD)
 		return 0;
-	*bit = (uint32_t)(at - base) / MSGA__RING_ALIGN;
+	*bit = off / MSGA__RING_ALIGN;
 	return 1;
 }
 
@@ -254,8 +264,7 @@ int msga__ring_hold(struct msga__ring_reader *r, const void *data)
 		return -EINVAL;
 	if (bit_is_set(r->held, bit))
 		return -EALREADY;
-	if (r->cur_payload == MSGA__RING_NO_PAYLOAD ||
-	    (uintptr_t)data != (uintptr_t)r->buf + r->cur_payload)
+	if (r->cur_payload != bit * MSGA__RING_ALIGN + MSGA__RING_SHORT_HEAD)
 		return -EINVAL; /* a stale copy: its bytes may be freed */
 	r->held[bit / 64] |= 1ull << bit % 64;
 	r->nheld++;
@@ -287,7 +296,7 @@ int msga__ring_release(struct msga__ring_reader *r, const void *data)
  */
 static uint64_t free_upto(const struct msga__ring_reader *r)
 {
-	uint32_t nbits = r->size / MSGA__RING_ALIGN;
+	uint32_t nbits = r->mem.size / MSGA__RING_ALIGN;
 	uint64_t g = r->freed / MSGA__RING_ALIGN;
 	uint64_t end = (r->rd + MSGA__RING_ALIGN - 1) / MSGA__RING_ALIGN;
 
@@ -317,6 +326,6 @@ void msga__ring_free(struct msga__ring_reader *r)
 
 	if (to > r->freed) {
 		r->freed = to;
-		r->free_off = (uint32_t)(to % r->size);
+		r->free_off = (uint32_t)(to % r->mem.size);
 	}
 }

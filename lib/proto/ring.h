@@ -42,7 +42,9 @@
  * The reader keeps nothing it needs in the ring: a record is read once,
  * when its trailer matches, and checked; which records the application
  * holds is a bitmap in the reader's private memory (the publisher can
- * rewrite any ring byte at any time, even of a record being held).
+ * rewrite any ring byte at any time, even of a record being held). The
+ * ring is a struct msga__peer_mem (peer_mem.h), which cannot be read but
+ * through its accessors: every look at a ring byte is one of those calls.
  *
  * Ring format 2 (msgaccel 0.4): 16-byte records; format 1 (0.3) was 4.
  * The subscriber offers a ring with MSGA__RING_OFFER_FMT2 set in the
@@ -92,6 +94,7 @@
 
 #include "byteorder.h"
 #include "msgaccel.h"
+#include "peer_mem.h"
 #include "wire.h"
 
 #define MSGA__RING_ALIGN 16u      /* records: start and size */
@@ -306,11 +309,11 @@ static inline uint32_t msga__ring_put_short(struct msga__ring_writer *w,
 
 /*
  * The reader. Everything here is the subscriber's private memory; only
- * buf is the ring the publisher writes.
+ * mem is the ring the publisher writes, read through peer_mem.h.
  */
 struct msga__ring_reader {
-	char *buf;          /* MSGA__RING_BASE_SKEW past a 16-byte boundary */
-	uint32_t size;
+	struct msga__peer_mem mem; /* the ring, mem.size bytes, its base
+				    * MSGA__RING_BASE_SKEW past 16 */
 	uint64_t rd;        /* next record starts here (monotonic) */
 	uint32_t off;       /* rd % size, kept: peek is hot */
 	uint32_t free_off;  /* freed % size */
@@ -331,56 +334,52 @@ struct msga__ring_reader {
 #define MSGA__RING_NO_PAYLOAD UINT32_MAX
 
 /*
- * A reader of the size-byte ring at buf (MSGA__RING_BASE_SKEW past a
- * 16-byte boundary); 0, -EINVAL (buf or size unfit), -ENOMEM. fini frees
- * what init took.
+ * A reader of the ring mem (its owner's handle: MSGA__RING_BASE_SKEW past
+ * a 16-byte boundary, mem.size bytes); 0, -EINVAL (mem unfit), -ENOMEM.
+ * fini frees what init took.
  */
-int msga__ring_reader_init(struct msga__ring_reader *r, char *buf,
-			   uint32_t size);
+int msga__ring_reader_init(struct msga__ring_reader *r,
+			   struct msga__peer_mem mem);
 void msga__ring_reader_fini(struct msga__ring_reader *r);
+
+/* A record peek found at the read position, as read: private memory. */
+struct msga__ring_rec {
+	uint32_t word;      /* its first word, checked against its trailer */
+	uint32_t len;       /* its ring bytes */
+};
+
 /*
- * The next complete record, PADs skipped: 1 with *rec at its head and
- * *rec_len its ring bytes; 0 when it has not (fully) arrived; -EPROTO for
- * a complete PAD of the wrong length.
+ * The next complete record, PADs skipped: 1 with *rec filled in; 0 when
+ * it has not (fully) arrived; -EPROTO for a complete PAD of the wrong
+ * length.
  */
-int msga__ring_peek(struct msga__ring_reader *r, char **rec,
-		    uint32_t *rec_len);
+int msga__ring_peek(struct msga__ring_reader *r, struct msga__ring_rec *rec);
 /*
- * Decode the record peek returned (rec_len bytes in all), once, in order:
- * *h as wire.h would have it (a short record's seq filled in), *payload
- * and *plen its payload; 0 or -EPROTO for a record the writer cannot have
- * sent. The payload is then the one msga__ring_hold() takes.
+ * Decode the record peek returned, once, in order: *h as wire.h would
+ * have it (a short record's seq filled in), *payload and *plen its
+ * payload, in place in the ring (peer_mem.h: the library reads it no
+ * more); 0 or -EPROTO for a record the writer cannot have sent. The
+ * payload is then the one msga__ring_hold() takes.
  */
-int msga__ring_head_get(struct msga__ring_reader *r, const char *rec,
-			uint32_t rec_len, struct msga__wire_hdr *h,
-			const char **payload, uint32_t *plen);
+int msga__ring_head_get(struct msga__ring_reader *r,
+			const struct msga__ring_rec *rec,
+			struct msga__wire_hdr *h, const char **payload,
+			uint32_t *plen);
 /*
  * The writer's NIC stores these words; the reader loads each with acquire
  * order. Records are 4-byte aligned, so a 64-bit field is read as two
  * halves: see the top of this file for why a trailer read so is safe.
  */
-#ifdef MSGA__RING_LOAD_HOOK
-/*
- * Host tests and the fuzzer only: called before each load, so that the
- * "NIC" can write between any two of the reader's looks at the ring.
- */
-void msga__ring_load_hook(const char *p);
-#else
-#define msga__ring_load_hook(p) ((void)(p))
-#endif
-
-static inline uint32_t msga__ring_load32(const char *p)
+static inline uint32_t msga__ring_load32(const struct msga__ring_reader *r,
+					 uint32_t off)
 {
-	msga__ring_load_hook(p);
-	return le32toh(__atomic_load_n((const uint32_t *)(const void *)p,
-				       __ATOMIC_ACQUIRE));
+	return msga__peer_load32(&r->mem, off);
 }
 
-static inline uint64_t msga__ring_load64(const char *p)
+static inline uint64_t msga__ring_load64(const struct msga__ring_reader *r,
+					 uint32_t off)
 {
-	uint64_t lo = msga__ring_load32(p);
-
-	return lo | (uint64_t)msga__ring_load32(p + 4) << 32;
+	return msga__peer_load64_halves(&r->mem, off);
 }
 
 /*
@@ -404,8 +403,8 @@ static inline uint32_t msga__ring_arrived(const struct msga__ring_reader *r,
 		size = msga__ring_rec_size(head, plen);
 		trailer = msga__ring_trailer_off(head, plen);
 	}
-	if (size > r->size - off ||
-	    msga__ring_load64(r->buf + off + trailer) != r->stamp)
+	if (size > r->mem.size - off ||
+	    msga__ring_load64(r, off + trailer) != r->stamp)
 		return 0;
 	return size;
 }
@@ -415,7 +414,7 @@ static inline uint32_t msga__ring_arrived(const struct msga__ring_reader *r,
  */
 static inline int msga__ring_may_read(const struct msga__ring_reader *r)
 {
-	return !!msga__ring_arrived(r, msga__ring_load32(r->buf + r->off));
+	return !!msga__ring_arrived(r, msga__ring_load32(r, r->off));
 }
 
 /*
@@ -438,7 +437,7 @@ static inline int msga__ring_short_ok(const struct msga__ring_reader *r,
 
 /* A short record the fast path read (msga__ring_take_short). */
 struct msga__ring_short {
-	const char *payload;
+	const char *payload; /* in place in the ring (peer_mem.h) */
 	uint32_t len;
 	uint32_t topic;
 	uint64_t seq;
@@ -460,8 +459,10 @@ struct msga__ring_short {
 static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 					     struct msga__ring_short *s)
 {
-	const char *rec = r->buf + r->off;
-	uint32_t word = msga__ring_load32(rec), size, len, topic;
+	/* (a copy: kept in registers across the acquire loads) */
+	const struct msga__peer_mem ring = r->mem;
+	uint32_t off = r->off, word = msga__peer_load32(&ring, off), size;
+	uint32_t len, topic;
 
 	if (!msga__ring_is_short(word))
 		return MSGA__RING_TAKE_OTHER;
@@ -469,18 +470,19 @@ static inline uint32_t msga__ring_take_short(struct msga__ring_reader *r,
 	if (!size)
 		return 0;
 	/* The word read first may be a stale lap's (see peek): again. */
-	word = msga__ring_load32(rec);
+	word = msga__peer_load32(&ring, off);
 	len = word & MSGA__RING_SHORT_LEN_MASK;
 	topic = word >> MSGA__RING_SHORT_TOPIC_SHIFT &
 		MSGA__RING_SHORT_TOPIC_MASK;
 	if (!msga__ring_short_ok(r, word) ||
 	    msga__ring_rec_size(MSGA__RING_SHORT_HEAD, len) != size)
 		return MSGA__RING_TAKE_OTHER;
-	s->payload = rec + MSGA__RING_SHORT_HEAD;
+	s->payload = msga__peer_in_place(&ring, off + MSGA__RING_SHORT_HEAD,
+					 len);
 	s->len = len;
 	s->topic = topic;
 	s->seq = r->next_seq[topic]++;
-	r->cur_payload = r->off + MSGA__RING_SHORT_HEAD;
+	r->cur_payload = off + MSGA__RING_SHORT_HEAD;
 	return size;
 }
 
@@ -489,7 +491,7 @@ static inline void msga__ring_consume(struct msga__ring_reader *r,
 				      uint32_t rec_len)
 {
 	r->rd += rec_len;
-	r->off = r->off + rec_len == r->size ? 0 : r->off + rec_len;
+	r->off = r->off + rec_len == r->mem.size ? 0 : r->off + rec_len;
 	r->stamp = msga__ring_stamp(++r->nrec);
 	r->cur_payload = MSGA__RING_NO_PAYLOAD;
 }
@@ -512,7 +514,7 @@ void msga__ring_free(struct msga__ring_reader *r);
 /* Whether the writer should hear about freed bytes now (every poll). */
 static inline int msga__ring_need_report(const struct msga__ring_reader *r)
 {
-	return r->freed - r->reported >= r->size / 4;
+	return r->freed - r->reported >= r->mem.size / 4;
 }
 
 /*
@@ -525,7 +527,7 @@ static inline int msga__ring_need_report(const struct msga__ring_reader *r)
  */
 static inline int msga__ring_writer_may_wait(const struct msga__ring_reader *r)
 {
-	return r->rd - r->reported + 3u * MSGA__RING_REC_MAX > r->size;
+	return r->rd - r->reported + 3u * MSGA__RING_REC_MAX > r->mem.size;
 }
 
 #endif

@@ -144,8 +144,8 @@ struct msga__conn {
 	struct msga__ring_writer rw;   /* publisher side */
 	struct ibv_send_wr ring_wr[2]; /* its WRITEs: [0] a PAD, [1] a record */
 	struct ibv_sge ring_sge[4];    /* [0] the PAD's, [1..3] the record's */
-	struct msga__ring_reader rr;   /* subscriber side */
-	char *ring_buf;
+	struct msga__ring_reader rr;   /* subscriber side: reads the ring */
+	void *ring_buf;                /* the ring's allocation: free only */
 	struct ibv_mr *ring_mr;
 	struct msga__rxslot ring_slot; /* what held ring messages point at */
 	int ring_report_due;           /* a report that could not go yet */

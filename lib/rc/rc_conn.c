@@ -285,9 +285,9 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		.slot_size = c->rx_slot,
 	};
 	if (c->ring && c->sub) {
-		h->ring_addr = (uintptr_t)c->rr.buf;
+		h->ring_addr = msga__peer_mem_addr(&c->rr.mem);
 		h->ring_rkey = c->ring_mr->rkey;
-		h->ring_size = msga__ring_offer(c->rr.size);
+		h->ring_size = msga__ring_offer(c->rr.mem.size);
 	} else if (c->ring) {
 		h->ring_size = msga__ring_offer(c->rw.size); /* accepted */
 	}

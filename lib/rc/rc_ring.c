@@ -36,17 +36,24 @@
 _Static_assert(!(RING_ACCESS & IBV_ACCESS_RELAXED_ORDERING),
 	       "the ring relies on a WRITE's bytes landing in order");
 
+/*
+ * The subscriber's side. This is the one place that makes the ring's
+ * struct msga__peer_mem (peer_mem.h): from here on the publisher writes
+ * these bytes, and the reader sees them only through its accessors.
+ */
 int msga__ring_rx_setup(struct msga__conn *c)
 {
+	char *buf = msga__reg_buf_access(c->ctx, MSGA__SUB_RING_SIZE +
+					 MSGA__RING_ALIGN, RING_ACCESS,
+					 &c->ring_mr);
 	int ret;
 
-	c->ring_buf = msga__reg_buf_access(c->ctx, MSGA__SUB_RING_SIZE +
-					   MSGA__RING_ALIGN, RING_ACCESS,
-					   &c->ring_mr);
-	if (!c->ring_buf)
+	c->ring_buf = buf;
+	if (!buf)
 		return msga__neg_errno(ENOMEM);
-	ret = msga__ring_reader_init(&c->rr, c->ring_buf + MSGA__RING_BASE_SKEW,
-				     MSGA__SUB_RING_SIZE);
+	ret = msga__ring_reader_init(&c->rr,
+				     msga__peer_mem_of(buf + MSGA__RING_BASE_SKEW,
+						       MSGA__SUB_RING_SIZE));
 	if (ret)
 		return ret;
 	c->ring_slot = (struct msga__rxslot){ .conn = c, .idx = MSGA__SLOT_RING };
@@ -171,17 +178,16 @@ static void ring_report(struct msga__conn *c)
  */
 static int ring_poll_one(struct msga__conn *c, uint64_t *now)
 {
+	struct msga__ring_rec rec;
 	struct msga__wire_hdr h;
 	const char *payload;
-	uint32_t rec_len, plen;
-	char *rec;
-	int ret = msga__ring_peek(&c->rr, &rec, &rec_len);
+	uint32_t plen;
+	int ret = msga__ring_peek(&c->rr, &rec);
 
 	if (!ret)
 		return 0;
 	if (ret > 0)
-		ret = msga__ring_head_get(&c->rr, rec, rec_len, &h, &payload,
-					  &plen);
+		ret = msga__ring_head_get(&c->rr, &rec, &h, &payload, &plen);
 	if (!ret && !*now)
 		*now = msga__rx_clock_now(&c->ctx->rx_clock);
 	if (!ret && h.type == MSGA__W_CREDIT)
@@ -193,7 +199,7 @@ static int ring_poll_one(struct msga__conn *c, uint64_t *now)
 		msga__conn_kill(c, ret, 1);
 		return -1;
 	}
-	msga__ring_consume(&c->rr, rec_len);
+	msga__ring_consume(&c->rr, rec.len);
 	return 1;
 }
 

@@ -145,7 +145,7 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 	if (ret || peer.role != 1)
 		return -EPROTO;
 	/* A publisher that did not echo the ring's size will SEND. */
-	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.size))
+	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.mem.size))
 		c->ring = 0;
 	c->eng.silent = c->ring;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);

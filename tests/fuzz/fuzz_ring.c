@@ -3,14 +3,15 @@
  * fuzz_ring.c - libFuzzer harness for the RDMA WRITE ring's reader
  * (lib/ring.c). The input is a program of operations: the publisher's
  * NIC writes arbitrary bytes anywhere in the ring at any time (between
- * polls, and between any two of the reader's loads, through the load
- * hook), or a well-formed record through the real writer; the subscriber
+ * polls, and between any two of the reader's loads or copies, through
+ * peer_mem.h's hook), or a well-formed record through the real writer;
+ * the subscriber
  * polls as rc_ring.c does, holds the message it is delivering (or tries
  * a stale one), releases held messages in any order, and reports freed
  * bytes. After every step the reader's invariants are checked, and any
  * violation aborts:
- *   - every ring load is inside the ring; every payload handed out lies
- *     inside it and is 16-byte aligned;
+ *   - every ring load or copy is inside the ring; every payload handed
+ *     out lies inside it and is 16-byte aligned;
  *   - freed <= rd, free_off == freed % size, off == rd % size;
  *   - nothing is freed past a held message (its word before the payload);
  *   - the credit reported never exceeds what was consumed;
@@ -18,7 +19,7 @@
  *   - a release frees exactly the holds the model has.
  * No verbs are involved: the reader is pure.
  *
- * Built with -DMSGA__RING_LOAD_HOOK (FUZZ_DEFS_ring in fuzz.am) by make
+ * Built with -DMSGA__PEER_MEM_HOOK (FUZZ_DEFS_ring in fuzz.am) by make
  * fuzz, make fuzz-coverage and, as tests/fuzz/replay_ring, make check.
  * The seed corpus is tests/fuzz/corpus/ring (see gen_ring_corpus.py).
  */
@@ -32,8 +33,8 @@
 #include "wire.h"
 #include "fuzz.h"
 
-#ifndef MSGA__RING_LOAD_HOOK
-#error "build with -DMSGA__RING_LOAD_HOOK: the NIC writes between loads"
+#ifndef MSGA__PEER_MEM_HOOK
+#error "build with -DMSGA__PEER_MEM_HOOK: the NIC writes between loads"
 #endif
 
 #define SIZE MSGA__RING_MIN
@@ -85,10 +86,12 @@ static void nic_write(uint32_t off, const void *src, uint32_t len)
 	memcpy(ring + off, src, len);
 }
 
-void msga__ring_load_hook(const char *p)
+void msga__peer_mem_hook(const struct msga__peer_mem *m, uint32_t off,
+			 uint32_t n)
 {
-	/* no read outside the ring, ever */
-	CHECK(p >= ring && p + 4 <= ring + SIZE);
+	/* no read outside the ring, ever (peer_mem.h checks it too) */
+	CHECK(msga__peer_mem_addr(m) == (uintptr_t)ring && m->size == SIZE);
+	CHECK(off <= SIZE && n <= SIZE - off);
 	if (armed.countdown && !--armed.countdown)
 		nic_write(armed.off, armed.bytes, armed.len);
 }
@@ -187,9 +190,9 @@ static int op_poll(struct input *in)
 {
 	uint32_t flags = take(in, 1), rec_len, plen;
 	struct msga__ring_short s;
+	struct msga__ring_rec rec;
 	struct msga__wire_hdr h;
 	const char *payload;
-	char *rec;
 	int ret;
 
 	rec_len = flags & 1 ? msga__ring_take_short(&R, &s) :
@@ -200,11 +203,12 @@ static int op_poll(struct input *in)
 		hold_current(s.payload, s.len, flags & 2);
 		payload = s.payload;
 	} else {
-		ret = msga__ring_peek(&R, &rec, &rec_len);
+		ret = msga__ring_peek(&R, &rec);
 		if (ret <= 0)
 			return ret == 0;
-		CHECK(rec >= ring && rec_len <= SIZE - (uint32_t)(rec - ring));
-		if (msga__ring_head_get(&R, rec, rec_len, &h, &payload, &plen))
+		rec_len = rec.len;
+		CHECK(rec_len <= SIZE - R.off);
+		if (msga__ring_head_get(&R, &rec, &h, &payload, &plen))
 			return 0; /* a protocol error kills the connection */
 		if (h.type == MSGA__W_DATA &&
 		    h.flags == (MSGA__WF_FIRST | MSGA__WF_LAST))
@@ -264,9 +268,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(mem, 0, SIZE + 16);
 	ring = mem + MSGA__RING_BASE_SKEW;
 	/* a ring that would misalign payloads, or of a bad size: refused */
-	CHECK(msga__ring_reader_init(&R, mem, SIZE) == -EINVAL);
-	CHECK(msga__ring_reader_init(&R, ring, SIZE + 1) == -EINVAL);
-	CHECK(msga__ring_reader_init(&R, ring, SIZE) == 0);
+	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(mem, SIZE)) ==
+	      -EINVAL);
+	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(ring, SIZE + 1)) ==
+	      -EINVAL);
+	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(ring, SIZE)) == 0);
 	msga__ring_writer_init(&W, 0, 1, SIZE);
 	memset(topic_seq, 0, sizeof(topic_seq));
 	memset(&armed, 0, sizeof(armed));
