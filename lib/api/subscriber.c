@@ -5,7 +5,6 @@
  * and which transport a connection or a held message belongs to: RC
  * (lib/rc/rc_sub.c), unicast UD or multicast (lib/ud/).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

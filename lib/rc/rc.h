@@ -171,7 +171,6 @@ struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 				  const struct msga__ep_ops *ops);
 int msga__conn_setup(struct msga__conn *c);
 int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
-int msga__conn_sq_room(const struct msga__conn *c);
 int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);

@@ -26,7 +26,8 @@ static inline uint32_t msga__bat_rec_size(size_t len)
 
 static inline int msga__bat_fits(const struct msga__conn *c, size_t len)
 {
-	return c->bat_open && c->bat_len + msga__bat_rec_size(len) <= MSGA_FRAG_MAX;
+	return c->bat_open &&
+	       c->bat_len + msga__bat_rec_size(len) <= MSGA_FRAG_MAX;
 }
 
 static inline char *msga__bat_cur(struct msga__conn *c)
@@ -35,8 +36,9 @@ static inline char *msga__bat_cur(struct msga__conn *c)
 	       (size_t)(c->bat_head % MSGA__BATCH_BUFS) * MSGA__DATA_SLOT;
 }
 
-static inline void msga__bat_append(struct msga__conn *c, const struct msga__wire_hdr *h,
-		       const void *data, size_t len)
+static inline void msga__bat_append(struct msga__conn *c,
+				    const struct msga__wire_hdr *h,
+				    const void *data, size_t len)
 {
 	char *rec = msga__bat_cur(c) + c->bat_len;
 	struct msga__wire_hdr r = *h;

@@ -148,11 +148,6 @@ int msga__conn_post_recv(struct msga__conn *c, uint32_t idx)
 	return -ibv_post_recv(c->qp, &wr, &bad);
 }
 
-int msga__conn_sq_room(const struct msga__conn *c)
-{
-	return c->tx_seq - c->tx_done < c->sq_depth;
-}
-
 char *msga__conn_ctl_payload(struct msga__conn *c)
 {
 	return c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT +

@@ -36,11 +36,9 @@ static int sub_conn_poll(struct msga__ep *ep, int budget, uint64_t *now)
 static uint64_t sub_conn_tick(struct msga__ep *ep, uint64_t now)
 {
 	struct msga__conn *c = msga__conn_of(ep);
-	uint64_t due = msga__conn_tick(c, now), nudge;
+	uint64_t due = msga__conn_tick(c, now);
+	uint64_t nudge = msga__sub_nudge(c, now); /* (READY only) */
 
-	if (c->state == MSGA__C_DEAD)
-		return due;
-	nudge = msga__sub_nudge(c, now);
 	return nudge < due ? nudge : due;
 }
 
