@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 5
+#define MSGA_VERSION_MINOR 6
 #define MSGA_VERSION_PATCH 0
 
 /** Library version as "MAJOR.MINOR.PATCH". */
@@ -155,7 +155,15 @@ struct msga_sub;
 enum msga_event_type {
 	/* sub: connected and subscribed; pub: a subscriber subscribed */
 	MSGA_EVENT_CONNECTED = 1,
-	/* the peer went away or the connection failed; status says why */
+	/*
+	 * the peer went away or the connection failed; status says why.
+	 * Multicast and ud:// subscribers, since 0.6: with topic set, one
+	 * stream ended and the membership goes on: status 0 when its
+	 * publisher was destroyed (an end of stream), -ETIMEDOUT when it
+	 * went silent (no datagram, heartbeats included, for the peer
+	 * timeout or three of its heartbeat intervals, whichever is longer).
+	 * seq is the stream's last sequence number known.
+	 */
 	MSGA_EVENT_DISCONNECTED = 2,
 	/* sub only: msga_sub_connect() did not reach a publisher */
 	MSGA_EVENT_CONNECT_FAILED = 3,
@@ -184,7 +192,10 @@ struct msga_event {
 	struct msga_pub *pub;   /* the publisher, or NULL */
 	struct msga_sub *sub;   /* the subscriber, or NULL */
 	const char *peer;       /* "address:port" of the other side */
-	/* GAP, DUPLICATE, REORDER and STREAM_OVERFLOW only (else NULL, 0): */
+	/*
+	 * GAP, DUPLICATE, REORDER, STREAM_OVERFLOW and a stream's
+	 * DISCONNECTED only (else NULL, 0):
+	 */
 	const char *topic;      /* the stream's topic */
 	uint64_t origin;        /* the stream's publisher (msga_msg.origin) */
 	uint64_t seq;           /* first number concerned */
@@ -248,13 +259,27 @@ struct msga_pub_attr {
 	 * otherwise at least MSGA_DATAGRAM_MIN, and never above those.
 	 */
 	uint32_t max_datagram;
-	uint32_t reserved;
+	/*
+	 * Since 0.6. UD (mcast://, ud://): a stream (topic) that has sent
+	 * nothing for this long sends a heartbeat carrying its last
+	 * sequence number, so subscribers see a lost tail and a publisher
+	 * that died. While the stream stays idle the interval doubles, up
+	 * to the larger of heartbeat_ms and a fifth of the context's peer
+	 * timeout (and at most 65535 ms). Destroying the publisher sends
+	 * each stream's end. 0 = MSGA_HEARTBEAT_DEFAULT_MS; otherwise
+	 * MSGA_HEARTBEAT_MIN_MS to MSGA_HEARTBEAT_MAX_MS. Heartbeats cannot
+	 * be turned off. Ignored over RC, which has keepalives.
+	 */
+	uint32_t heartbeat_ms;
 };
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
 #define MSGA_PUB_CONNS_DEFAULT 256u
 #define MSGA_PUB_CONNS_MAX 4096u
 #define MSGA_DATAGRAM_MIN 256u
+#define MSGA_HEARTBEAT_DEFAULT_MS 100u
+#define MSGA_HEARTBEAT_MIN_MS 1u
+#define MSGA_HEARTBEAT_MAX_MS 60000u
 
 /** Options of a subscriber. */
 enum msga_sub_flags {
@@ -342,6 +367,10 @@ struct msga_sub_stats {
 	/* since 0.4 */
 	uint64_t oversize;      /* datagrams longer than a receive buffer, dropped */
 	uint64_t evicted;       /* idle or departed streams forgotten */
+	/* since 0.6 */
+	uint64_t heartbeats;    /* heartbeat datagrams taken */
+	uint64_t ended;         /* streams whose publisher sent their end */
+	uint64_t silent;        /* streams reported gone silent (-ETIMEDOUT) */
 };
 
 struct msga_stream_stats {

@@ -16,6 +16,8 @@
 
 #include "devtest.h"
 #include "dev_pubsub_util.h"
+#include "mcast.h"
+#include "pubsub.h"
 
 #define G_RESUB "mcast://239.255.11.1"
 #define G_RESTART "mcast://239.255.11.2"
@@ -25,6 +27,7 @@
 struct seen {
 	uint64_t msgs, bad;
 	int gaps, overflows, connected, disconnected, failed, status;
+	int stream_ends;                /* a stream's DISCONNECTED (0.6) */
 	char overflow_topic[MSGA_TOPIC_MAX + 1];
 };
 
@@ -48,6 +51,10 @@ static void on_event(const struct msga_event *ev, void *user)
 		s->connected++;
 		break;
 	case MSGA_EVENT_DISCONNECTED:
+		if (ev->topic) { /* one stream ended or went silent */
+			s->stream_ends++;
+			break;
+		}
 		s->disconnected++;
 		s->status = ev->status;
 		break;
@@ -245,8 +252,41 @@ static struct msga_pub *full_table(struct msga_ctx **ctx,
 }
 
 /*
- * A publisher fills the subscriber's whole stream table and is replaced
- * by a new one (a new origin) on the same group. While the old streams
+ * A publisher that dies without a word, as a crashed process would: its
+ * ENDs never leave (0.6). The private struct is reached into because a
+ * publisher in this process cannot crash otherwise: with its endpoint
+ * marked dead, msga_pub_destroy() sends nothing.
+ */
+static void pub_crash(struct msga_pub *pub)
+{
+	pub->mc->dead = 1;
+	msga_pub_destroy(pub);
+}
+
+/*
+ * A new publisher (a new origin) on G_RESTART sends 20 messages on md.t0,
+ * each of which the subscriber must get, with no gap and no overflow.
+ */
+static void new_publisher_gets_in(struct msga_ctx **ctx, struct seen *s,
+				  struct dp_rec *pe, struct msga_sub *sub,
+				  struct msga_sub_stats *st)
+{
+	struct msga_pub *pub = pub_on(ctx, G_RESTART, pe);
+	uint32_t topic;
+
+	cr_assert_eq(msga_pub_topic(pub, "md.t0", &topic), 0);
+	for (uint64_t seq = 1; seq <= 20; seq++)
+		send_seen(pub, topic, seq, 64, ctx, s);
+	cr_assert_eq(s->gaps + s->disconnected + s->overflows, 0);
+	cr_assert_eq(s->bad, 0);
+	cr_assert_eq(msga_sub_stats(sub, st), 0);
+	cr_assert_eq(st->overflow, 0);
+	cr_assert_eq(st->evicted, 1, "one old stream made room");
+}
+
+/*
+ * A publisher fills the subscriber's whole stream table and crashes, and
+ * a new one (a new origin) starts on the same group. While the old streams
  * are live the new stream is refused, with one MSGA_EVENT_STREAM_OVERFLOW;
  * once they have been silent for the idle time (3 peer timeouts, 300 ms
  * here) they are evicted and the new publisher's messages all arrive,
@@ -261,25 +301,48 @@ Test(mcast_streams, a_restarted_publisher_gets_in_once_the_old_is_idle,
 	struct dp_rec pe;
 	struct msga_sub *sub;
 	struct msga_pub *pub;
-	uint32_t topic;
 
 	if (is_iwarp())
 		return check_iwarp_refusal(G_RESTART);
 	pub = full_table(ctx, MSGA_PEER_TIMEOUT_MIN_MS, MSGA_SUB_STOP_ON_GAP,
 			 &s, &pe, &sub);
-	msga_pub_destroy(pub);
+	pub_crash(pub);
 	/* every old stream silent for well over the idle time */
 	poll_for_ms(ctx, devtest_scale_ms(1000));
-	pub = pub_on(ctx, G_RESTART, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "md.t0", &topic), 0);
-	for (uint64_t seq = 1; seq <= 20; seq++)
-		send_seen(pub, topic, seq, 64, ctx, &s);
-	cr_assert_eq(s.gaps + s.disconnected, 0);
-	cr_assert_eq(s.bad, 0);
-	cr_assert_eq(msga_sub_stats(sub, &st), 0);
-	cr_assert_eq(st.overflow, 0);
-	cr_assert_eq(st.evicted, 1, "one old stream made room");
+	new_publisher_gets_in(ctx, &s, &pe, sub, &st);
 	cr_assert_eq(st.msgs, MSGA_SUB_STREAMS_MAX + 20);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/*
+ * The same with a clean stop: msga_pub_destroy() ends the old streams
+ * (0.6), and an ended stream makes room at once, with no idle time to
+ * wait out.
+ */
+Test(mcast_streams, a_destroyed_publisher_makes_room_at_once, .timeout = 300)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_ctx *ctx[2];
+	struct seen s = { 0 };
+	struct dp_rec pe;
+	struct msga_sub *sub;
+	struct msga_pub *pub;
+
+	if (is_iwarp())
+		return check_iwarp_refusal(G_RESTART);
+	/* 5 min peer timeout: nothing is evicted for idling */
+	pub = full_table(ctx, 300000, MSGA_SUB_STOP_ON_GAP, &s, &pe, &sub);
+	msga_pub_destroy(pub);
+	for (uint64_t end = dp_now_ms() + 10000; s.stream_ends == 0;) {
+		cr_assert_lt(dp_now_ms(), end, "no stream ended");
+		msga_ctx_poll(ctx[1], 64);
+	}
+	poll_for_ms(ctx, 200);
+	new_publisher_gets_in(ctx, &s, &pe, sub, &st);
+	cr_log_info("%llu of %u streams ended", (unsigned long long)st.ended,
+		    MSGA_SUB_STREAMS_MAX);
+	cr_assert_eq(st.ended, (uint64_t)s.stream_ends);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
 }

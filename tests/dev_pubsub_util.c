@@ -90,6 +90,13 @@ void dp_on_event(const struct msga_event *ev, void *user)
 
 	r->last_status = ev->status;
 	r->last_conn = ev->conn_id;
+	if (ev->type == MSGA_EVENT_DISCONNECTED && ev->topic) {
+		if (ev->status)
+			r->stream_silent++;
+		else
+			r->stream_ended++;
+		return;
+	}
 	if (ev->type == MSGA_EVENT_CONNECTED)
 		r->connected++;
 	else if (ev->type == MSGA_EVENT_DISCONNECTED)

@@ -26,8 +26,10 @@ struct dp_rec {
 	char first_bad[256];
 	char topic_name[DP_CONNS][DP_TOPICS][MSGA_TOPIC_MAX + 1];
 	int strict;                         /* first seq must be 1 */
-	/* events */
+	/* events; a stream's DISCONNECTED (ev->topic set) is counted
+	 * apart: ended (status 0) or silent (-ETIMEDOUT) */
 	int connected, disconnected, failed;
+	int stream_ended, stream_silent;
 	int last_status;
 	uint32_t last_conn;
 };

@@ -274,3 +274,277 @@ Test(seqtrack, agrees_with_a_reference_model_at_the_top)
 	for (int run = 0; run < 20; run++)
 		run_model(UINT64_MAX - MODEL_SPAN + 1 - run % 3);
 }
+
+/*
+ * msga__seq_advance: a heartbeat or an END says the publisher sent every
+ * number up to last_sent. What had not arrived of them is a tail gap no
+ * later message would have shown.
+ */
+#define UNTOUCHED 0xdeadbeefull
+
+Test(seqtrack, advance_counts_the_tail_gap_exactly)
+{
+	uint64_t first = UNTOUCHED;
+
+	for (uint64_t s = 1; s <= 3; s++)
+		msga__seq_accept(&t, s, NULL);
+	cr_expect_eq(msga__seq_advance(&t, 7, &first), 4, "4, 5, 6, 7 lost");
+	cr_expect_eq(first, 4);
+	cr_expect_eq(t.c.gaps, 1, "one gap event, not one per number");
+	cr_expect_eq(t.c.missing, 4);
+	cr_expect_eq(t.c.delivered, 3, "a heartbeat delivers nothing");
+	cr_expect_eq(msga__seq_accept(&t, 8, NULL), MSGA__SEQ_NEXT,
+		     "after the heartbeat the next is last_sent + 1");
+	cr_expect_eq(t.c.gaps, 1);
+}
+
+Test(seqtrack, advance_when_up_to_date_or_behind_is_no_gap)
+{
+	uint64_t first = UNTOUCHED;
+
+	for (uint64_t s = 1; s <= 5; s++)
+		msga__seq_accept(&t, s, NULL);
+	cr_expect_eq(msga__seq_advance(&t, 5, &first), 0, "up to date");
+	/* behind: a heartbeat overtaken by data on the way */
+	cr_expect_eq(msga__seq_advance(&t, 3, &first), 0);
+	cr_expect_eq(first, UNTOUCHED, "no gap, no first_missing");
+	cr_expect_eq(t.c.gaps + t.c.missing + t.c.dups + t.c.late, 0);
+	cr_expect_eq(t.last, 5);
+	cr_expect_eq(msga__seq_accept(&t, 6, NULL), MSGA__SEQ_NEXT);
+}
+
+/* A gap after a heartbeat counts only the numbers after last_sent. */
+Test(seqtrack, a_gap_after_an_advance_does_not_count_the_tail_again)
+{
+	uint64_t first = 0, missing = 0;
+
+	msga__seq_accept(&t, 1, NULL);
+	cr_expect_eq(msga__seq_advance(&t, 3, &first), 2);
+	cr_expect_eq(msga__seq_accept(&t, 6, &missing), MSGA__SEQ_GAP);
+	cr_expect_eq(missing, 2, "4 and 5, not 2 and 3 again");
+	cr_expect_eq(t.c.gaps, 2);
+	cr_expect_eq(t.c.missing, 4);
+}
+
+Test(seqtrack, advance_joins_an_unjoined_tracker_at_last_sent)
+{
+	uint64_t first = UNTOUCHED;
+
+	cr_expect_eq(msga__seq_advance(&t, 100, &first), 0,
+		     "nothing before the join is lost");
+	cr_expect_eq(first, UNTOUCHED);
+	cr_expect_eq(t.c.gaps + t.c.missing + t.c.delivered, 0);
+	cr_expect_eq(t.first, 101, "the join point is the next number");
+	cr_expect_eq(msga__seq_accept(&t, 100, NULL), MSGA__SEQ_BEFORE_JOIN,
+		     "last_sent itself was sent before we joined");
+	cr_expect_eq(msga__seq_accept(&t, 101, NULL), MSGA__SEQ_NEXT);
+	cr_expect_eq(msga__seq_accept(&t, 50, NULL), MSGA__SEQ_BEFORE_JOIN);
+	cr_expect_eq(t.c.before_join, 2);
+	cr_expect_eq(t.c.delivered, 1);
+	cr_expect_eq(t.c.missing, 0);
+}
+
+/* Joined by a heartbeat, then a later heartbeat shows a lost tail. */
+Test(seqtrack, advance_after_an_advance_join_counts_from_the_join)
+{
+	uint64_t first = 0;
+
+	msga__seq_advance(&t, 100, &first);
+	cr_expect_eq(msga__seq_advance(&t, 103, &first), 3);
+	cr_expect_eq(first, 101);
+	cr_expect_eq(msga__seq_accept(&t, 101, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(t.c.missing, 2);
+}
+
+Test(seqtrack, a_late_fill_of_the_tail_gap_is_late_last_sent_included)
+{
+	uint64_t first = 0;
+
+	msga__seq_accept(&t, 1, NULL);
+	cr_assert_eq(msga__seq_advance(&t, 4, &first), 3);
+	cr_expect_eq(msga__seq_accept(&t, 4, NULL), MSGA__SEQ_LATE,
+		     "last_sent was announced, not received");
+	cr_expect_eq(t.c.missing, 2);
+	cr_expect_eq(msga__seq_accept(&t, 2, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(msga__seq_accept(&t, 3, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(t.c.missing, 0);
+	cr_expect_eq(t.c.late, 3);
+	cr_expect_eq(t.c.delivered, 4);
+	/* filled: every second copy is a duplicate */
+	for (uint64_t s = 1; s <= 4; s++)
+		cr_expect_eq(msga__seq_accept(&t, s, NULL), MSGA__SEQ_DUP,
+			     "seq %llu", (unsigned long long)s);
+	cr_expect_eq(t.c.dups, 4);
+	cr_expect_eq(t.c.missing, 0, "duplicates do not touch missing");
+	cr_expect_eq(msga__seq_accept(&t, 5, NULL), MSGA__SEQ_NEXT);
+}
+
+Test(seqtrack, advance_past_the_window_counts_every_number)
+{
+	uint64_t w = MSGA__SEQ_WINDOW, first = 0;
+
+	msga__seq_accept(&t, 1, NULL);
+	/* 2 .. w+11 lost; the window is then (11, w+11] */
+	cr_expect_eq(msga__seq_advance(&t, w + 11, &first), w + 10);
+	cr_expect_eq(first, 2);
+	cr_expect_eq(t.c.missing, w + 10);
+	cr_expect_eq(msga__seq_accept(&t, w + 11, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(msga__seq_accept(&t, 12, NULL), MSGA__SEQ_LATE,
+		     "the oldest number inside the window can still fill");
+	cr_expect_eq(msga__seq_accept(&t, 11, NULL), MSGA__SEQ_DUP,
+		     "older than the window cannot be told apart: dropped");
+	cr_expect_eq(msga__seq_accept(&t, 1, NULL), MSGA__SEQ_DUP);
+	cr_expect_eq(t.c.missing, w + 8);
+	cr_expect_eq(msga__seq_accept(&t, w + 12, NULL), MSGA__SEQ_NEXT);
+}
+
+Test(seqtrack, advance_to_zero_is_ignored)
+{
+	uint64_t first = UNTOUCHED;
+
+	cr_expect_eq(msga__seq_advance(&t, 0, &first), 0);
+	cr_expect_eq(t.last, 0, "0 does not join: a stream that sent "
+		     "nothing says nothing");
+	cr_expect_eq(msga__seq_accept(&t, 5, NULL), MSGA__SEQ_NEXT);
+	cr_expect_eq(t.first, 5);
+	cr_expect_eq(msga__seq_advance(&t, 0, &first), 0);
+	cr_expect_eq(first, UNTOUCHED);
+	cr_expect_eq(t.last, 5);
+	cr_expect_eq(t.c.gaps + t.c.missing, 0);
+}
+
+Test(seqtrack, advance_to_the_largest_number_counts_the_tail_without_wrapping)
+{
+	uint64_t max = UINT64_MAX, first = 0;
+
+	cr_assert_eq(msga__seq_accept(&t, max - 3, NULL), MSGA__SEQ_NEXT);
+	cr_expect_eq(msga__seq_advance(&t, max, &first), 3);
+	cr_expect_eq(first, max - 2);
+	cr_expect_eq(msga__seq_advance(&t, max, &first), 0, "said twice");
+	cr_expect_eq(msga__seq_accept(&t, max, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(msga__seq_accept(&t, max, NULL), MSGA__SEQ_DUP);
+	cr_expect_eq(msga__seq_accept(&t, max - 2, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(msga__seq_accept(&t, max - 1, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(msga__seq_accept(&t, 1, NULL), MSGA__SEQ_BEFORE_JOIN,
+		     "not a new join after the end");
+	cr_expect_eq(t.c.missing, 0);
+	cr_expect_eq(t.c.delivered, 4);
+}
+
+Test(seqtrack, advance_from_the_bottom_to_the_top_counts_all_between)
+{
+	uint64_t first = 0;
+
+	msga__seq_accept(&t, 1, NULL);
+	cr_expect_eq(msga__seq_advance(&t, UINT64_MAX, &first),
+		     UINT64_MAX - 1);
+	cr_expect_eq(first, 2);
+	cr_expect_eq(msga__seq_accept(&t, UINT64_MAX, NULL), MSGA__SEQ_LATE);
+	cr_expect_eq(t.c.missing, UINT64_MAX - 2);
+}
+
+/* Joined at the very end: nothing is ever new, nothing delivered. */
+Test(seqtrack, advance_join_at_the_largest_number_delivers_nothing)
+{
+	uint64_t max = UINT64_MAX, first = UNTOUCHED;
+	enum msga__seq_verdict v;
+
+	cr_expect_eq(msga__seq_advance(&t, max, &first), 0);
+	cr_expect_eq(first, UNTOUCHED);
+	v = msga__seq_accept(&t, max, NULL);
+	cr_expect(v == MSGA__SEQ_DUP || v == MSGA__SEQ_BEFORE_JOIN,
+		  "last_sent was sent before the join: verdict %d", v);
+	cr_expect_eq(msga__seq_accept(&t, max - 1, NULL),
+		     MSGA__SEQ_BEFORE_JOIN);
+	cr_expect_eq(msga__seq_accept(&t, 1, NULL), MSGA__SEQ_BEFORE_JOIN);
+	cr_expect_eq(t.c.delivered, 0);
+	cr_expect_eq(t.c.missing, 0);
+}
+
+/*
+ * The reference model again, with heartbeats among the arrivals: a
+ * heartbeat's last_sent counts every number after the highest one seen
+ * as missing (they are then LATE if they come), or joins there.
+ */
+static uint64_t model_advance(struct model *m, uint64_t off, uint64_t *first)
+{
+	uint64_t skipped;
+
+	if (m->base + off == 0)
+		return 0;
+	if (!m->joined) {
+		m->joined = 1;
+		m->last = off;
+		/*
+		 * last_sent + 1 is the next; at UINT64_MAX, which has no
+		 * next, last_sent is the join point and reads as seen.
+		 */
+		m->first = m->base + off == UINT64_MAX ? off : off + 1;
+		m->delivered[off] = 1;
+		return 0;
+	}
+	if (off <= m->last)
+		return 0;
+	skipped = off - m->last;
+	*first = m->base + m->last + 1;
+	m->last = off;
+	m->c.gaps++;
+	m->c.missing += skipped;
+	return skipped;
+}
+
+static void run_model_with_heartbeats(uint64_t base)
+{
+	static struct model m;
+	uint64_t deliveries[MODEL_SPAN] = { 0 };
+
+	memset(&m, 0, sizeof(m));
+	m.base = base;
+	msga__seq_init(&t);
+	for (int i = 0; i < 20000; i++) {
+		uint64_t off = next_offset(&m);
+
+		if (rnd() % 8 == 0) {
+			uint64_t want_first = 0, got_first = 0;
+			uint64_t want = model_advance(&m, off, &want_first);
+			uint64_t got = msga__seq_advance(&t, base + off,
+							 &got_first);
+
+			cr_assert_eq(got, want, "base %llu step %d offset "
+				     "%llu: advance %llu, model %llu",
+				     (unsigned long long)base, i,
+				     (unsigned long long)off,
+				     (unsigned long long)got,
+				     (unsigned long long)want);
+			cr_assert_eq(got_first, want_first, "step %d", i);
+		} else {
+			enum msga__seq_verdict want = model_accept(&m, off);
+			enum msga__seq_verdict got =
+				msga__seq_accept(&t, base + off, NULL);
+
+			cr_assert_eq(got, want, "base %llu step %d offset "
+				     "%llu: verdict %d, model %d",
+				     (unsigned long long)base, i,
+				     (unsigned long long)off, got, want);
+			if (got == MSGA__SEQ_NEXT || got == MSGA__SEQ_GAP ||
+			    got == MSGA__SEQ_LATE)
+				cr_assert_eq(++deliveries[off], 1,
+					     "offset %llu delivered twice",
+					     (unsigned long long)off);
+		}
+		cr_assert_eq(memcmp(&t.c, &m.c, sizeof(m.c)), 0,
+			     "step %d: counters differ from the model", i);
+	}
+}
+
+Test(seqtrack, heartbeats_agree_with_a_reference_model_at_the_bottom)
+{
+	for (int run = 0; run < 20; run++)
+		run_model_with_heartbeats(run % 2);
+}
+
+Test(seqtrack, heartbeats_agree_with_a_reference_model_at_the_top)
+{
+	for (int run = 0; run < 20; run++)
+		run_model_with_heartbeats(UINT64_MAX - MODEL_SPAN + 1 - run % 3);
+}

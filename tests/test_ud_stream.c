@@ -249,3 +249,235 @@ Test(ud_stream, index_stays_coherent_under_churn)
 						get_n((uint64_t)o, i, 0, 0)) + 1,
 					     (uint32_t)model[o][i]);
 }
+
+Test(ud_stream, find_does_not_create)
+{
+	struct msga__ustream *a;
+	char longer[MSGA_TOPIC_MAX + 2];
+
+	cr_assert_null(msga__ustreams_find(&t, 7, "md.A", 4));
+	cr_assert_eq(t.n, 0);
+	cr_assert_eq(t.top, 0, "no index taken");
+	a = msga__ustreams_get(&t, 7, "md.A", 4, 1, 0);
+	cr_assert_eq(msga__ustreams_find(&t, 7, "md.A", 4), a);
+	cr_assert_eq(msga__ustreams_find(&t, 7, "md.AB", 4), a,
+		     "the name is bounded by its length");
+	cr_assert_null(msga__ustreams_find(&t, 8, "md.A", 4));
+	cr_assert_null(msga__ustreams_find(&t, 7, "md.", 3), "a prefix");
+	cr_assert_null(msga__ustreams_find(&t, 7, "md.B", 4));
+	memset(longer, 'a', sizeof(longer));
+	cr_assert_null(msga__ustreams_find(&t, 7, longer, MSGA_TOPIC_MAX + 1));
+	cr_assert_eq(t.n, 1);
+}
+
+/* The LRU order, least recently heard first, as 1 + indexes. */
+static uint32_t lru_order(uint32_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t pos = t.lru.head; pos && n < max;
+	     pos = t.streams[pos - 1].lru.next)
+		out[n++] = pos;
+	return n;
+}
+
+/* An END looks its stream up: that is no sign of life. */
+Test(ud_stream, find_does_not_touch_the_stream)
+{
+	struct msga__ustream *a = get_n(1, 0, 0, 10), *b = get_n(1, 1, 0, 20);
+	uint32_t order[4];
+
+	cr_assert_eq(msga__ustreams_find(&t, 1, "t0", 2), a);
+	cr_assert_eq(a->last_ns, 10, "not heard at find");
+	cr_assert_eq(lru_order(order, 4), 2);
+	cr_assert_eq(order[0], msga__ustreams_pos(&t, a) + 1,
+		     "still the least recently heard");
+	cr_assert_eq(order[1], msga__ustreams_pos(&t, b) + 1);
+	/* get, by contrast, moves it to the end */
+	msga__ustreams_get(&t, 1, "t0", 2, 0, 30);
+	cr_assert_eq(lru_order(order, 4), 2);
+	cr_assert_eq(order[0], msga__ustreams_pos(&t, b) + 1);
+}
+
+/* scan_silent's reports, in order. */
+static struct msga__ustream *told[64];
+static uint32_t ntold;
+
+static void on_silent(void *arg, struct msga__ustream *s)
+{
+	cr_assert_eq(arg, &t, "its argument is passed through");
+	cr_assert_eq(s->silent, 1, "marked before it is told");
+	cr_assert_lt(ntold, 64);
+	told[ntold++] = s;
+}
+
+static uint32_t scan(uint64_t now, uint64_t min_watch)
+{
+	uint32_t n;
+
+	ntold = 0;
+	n = msga__ustreams_scan_silent(&t, now, min_watch, on_silent, &t);
+	cr_assert_eq(n, ntold, "the count is the number of reports");
+	return n;
+}
+
+static struct msga__ustream *watched(int i, uint64_t now, uint64_t watch)
+{
+	struct msga__ustream *s = get_n(1, i, 0, now);
+
+	cr_assert_not_null(s);
+	s->watch_ns = watch;
+	return s;
+}
+
+Test(ud_stream, scan_reports_a_watched_stream_after_its_watch_time)
+{
+	struct msga__ustream *a = watched(0, 0, 100);
+
+	cr_assert_eq(scan(99, 100), 0, "silent 99 ns of 100");
+	cr_assert_eq(a->silent, 0);
+	cr_assert_eq(scan(100, 100), 1, "silent exactly watch_ns: gone");
+	cr_assert_eq(told[0], a);
+	cr_assert_eq(a->silent, 1);
+}
+
+Test(ud_stream, scan_never_reports_an_unwatched_stream)
+{
+	struct msga__ustream *old = watched(0, 0, 0);
+
+	watched(1, 0, 0);
+	cr_assert_eq(scan(UINT64_MAX / 4, 1), 0, "a publisher before 0.6");
+	cr_assert_eq(scan(UINT64_MAX / 4, 0), 0);
+	cr_assert_eq(old->silent, 0);
+}
+
+Test(ud_stream, scan_reports_only_streams_past_their_own_watch_time)
+{
+	struct msga__ustream *a = watched(0, 0, 100), *b = watched(1, 0, 0);
+	struct msga__ustream *c = watched(2, 0, 1000), *d = watched(3, 0, 150);
+
+	cr_assert_eq(scan(200, 100), 2);
+	cr_assert_eq(told[0], a);
+	cr_assert_eq(told[1], d);
+	cr_assert(!b->silent && !c->silent);
+	cr_assert_eq(scan(1000, 100), 1);
+	cr_assert_eq(told[0], c);
+}
+
+Test(ud_stream, a_silent_stream_is_reported_once)
+{
+	struct msga__ustream *a = watched(0, 0, 100);
+
+	cr_assert_eq(scan(100, 100), 1);
+	cr_assert_eq(scan(101, 100), 0);
+	cr_assert_eq(scan(1000000, 100), 0, "still silent, still told once");
+	cr_assert_eq(a->silent, 1);
+}
+
+/*
+ * Heard again, the owner clears silent (stream_heard): gone quiet once
+ * more, it is reported again. get alone does not clear it: silent is the
+ * owner's, set by the scan and cleared by a datagram.
+ */
+Test(ud_stream, a_stream_heard_again_can_be_reported_again)
+{
+	struct msga__ustream *a = watched(0, 0, 100);
+
+	cr_assert_eq(scan(100, 100), 1);
+	cr_assert_eq(msga__ustreams_get(&t, 1, "t0", 2, 0, 300), a);
+	cr_assert_eq(scan(400, 100), 0, "get alone: still told");
+	a->silent = 0;
+	cr_assert_eq(msga__ustreams_get(&t, 1, "t0", 2, 0, 500), a);
+	cr_assert_eq(scan(599, 100), 0, "heard at 500");
+	cr_assert_eq(scan(600, 100), 1);
+	cr_assert_eq(told[0], a);
+}
+
+/*
+ * The walk goes from the least recently heard and stops at the first
+ * stream heard within min_watch_ns. A stream before that point with a
+ * longer watch time is passed over, not a stop: the ones after it are
+ * still reported. After the stop nothing is looked at: c, heard within
+ * min_watch_ns but watched for less (which the owner never does: that
+ * is what min_watch_ns is), is not reported.
+ */
+Test(ud_stream, the_walk_passes_long_watches_and_stops_at_a_recent_stream)
+{
+	struct msga__ustream *huge = watched(0, 0, 1ull << 62);
+	struct msga__ustream *b = watched(1, 10, 100);
+	struct msga__ustream *c = watched(2, 1000, 1);
+
+	cr_assert_eq(scan(1050, 100), 1);
+	cr_assert_eq(told[0], b, "reported past the long-watched stream");
+	cr_assert_eq(huge->silent, 0);
+	cr_assert_eq(c->silent, 0, "heard 50 ns ago: the walk stopped");
+	cr_assert_eq(scan(1100, 100), 1, "c now silent min_watch_ns");
+	cr_assert_eq(told[0], c);
+	cr_assert_eq(huge->silent, 0);
+}
+
+Test(ud_stream, scan_measures_silence_across_the_clock_wrap)
+{
+	struct msga__ustream *a = watched(0, UINT64_MAX - 9, 100);
+
+	cr_assert_eq(scan(89, 100), 0, "silent 99 ns");
+	cr_assert_eq(scan(90, 100), 1);
+	cr_assert_eq(told[0], a);
+}
+
+/* A reported stream that goes (its END, its membership) leaves nothing. */
+Test(ud_stream, an_evicted_silent_stream_leaves_a_fresh_index)
+{
+	struct msga__ustream *a = watched(0, 0, 100), *again;
+
+	cr_assert_eq(scan(100, 100), 1);
+	msga__ustreams_evict(&t, a);
+	cr_assert_eq(scan(1000, 100), 0);
+	again = get_n(2, 0, 0, 1000);
+	cr_assert_eq(again, a, "the index is reused");
+	cr_assert_eq(again->silent, 0);
+	cr_assert_eq(again->watch_ns, 0, "not watched until its owner says");
+}
+
+/*
+ * The subscriber's timer: the earliest silence limit of the streams not
+ * yet reported, whatever their order in the table; none watched, none.
+ */
+Test(ud_stream, next_silence_is_the_earliest_limit_not_yet_reported)
+{
+	struct msga__ustream *a, *b, *c;
+
+	cr_assert_eq(msga__ustreams_next_silence(&t, 100), UINT64_MAX);
+	a = watched(0, 10, 1000);      /* limit 1010 */
+	watched(1, 20, 0);             /* unwatched: no limit */
+	b = watched(2, 30, 100);       /* limit 130, heard later than a */
+	c = watched(3, 40, 500);       /* limit 540 */
+	cr_assert_eq(msga__ustreams_next_silence(&t, 100), 130);
+	b->silent = 1;                 /* reported: no longer counts */
+	cr_assert_eq(msga__ustreams_next_silence(&t, 100), 540);
+	c->silent = 1;
+	cr_assert_eq(msga__ustreams_next_silence(&t, 100), 1010);
+	a->silent = 1;
+	cr_assert_eq(msga__ustreams_next_silence(&t, 100), UINT64_MAX);
+}
+
+/*
+ * An ended stream (retired) stays, counters and all, but goes first when
+ * a full table needs room, idle time or not, and is never reported silent.
+ */
+Test(ud_stream, a_retired_stream_goes_first_and_is_never_silent)
+{
+	struct msga__ustream *s[4], *fresh;
+
+	msga__ustreams_fini(&t);
+	cr_assert_eq(msga__ustreams_init(&t, 4), 0);
+	for (int i = 0; i < 4; i++)
+		s[i] = watched(i, 100 + (uint64_t)i, 50);
+	msga__ustreams_retire(&t, s[2]);
+	cr_assert(s[2]->used && s[2]->retired);
+	cr_assert_eq(scan(10000, 50), 3, "the other three, not the retired");
+	fresh = msga__ustreams_get(&t, 99, "new", 3, 0, 10001);
+	cr_assert_not_null(fresh, "the retired stream made room");
+	cr_assert_eq(t.evicted, 1);
+	cr_assert_eq(msga__ustreams_find(&t, 1, "t2", 2), NULL);
+}

@@ -86,7 +86,7 @@ Test(ud_wire, foreign_and_malformed_are_refused)
 	buf[6] = MSGA_TOPIC_MAX + 1; /* a data topic is at most 63 */
 	cr_assert_eq(msga__udw_get(buf, sizeof(buf), &h), -EPROTO);
 	buf[6] = 1;
-	buf[7] = 4;  /* unknown type */
+	buf[7] = MSGA__UDW_END + 1;  /* unknown type */
 	cr_assert_eq(msga__udw_get(buf, hl + 8, &h), -EPROTO);
 	buf[7] = 0;
 	put_whole("t", 0, 8); /* sequence 0 is never sent */
@@ -142,4 +142,194 @@ Test(ud_wire, control_datagrams_carry_a_pattern_and_nothing_else)
 	buf[7] = MSGA__UDW_SUBACK;
 	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
 	cr_assert_eq(got.type, MSGA__UDW_SUBACK);
+}
+
+/*
+ * HEARTBEAT and END (since 0.6): a stream's topic and the last sequence
+ * number it sent, nothing else.
+ */
+static struct msga__udw_hdr state_hdr(uint8_t type)
+{
+	return (struct msga__udw_hdr){ .type = type, .topic_len = 7,
+				       .origin = 0x1122334455667788ull,
+				       .seq = 0x0102030405060708ull,
+				       .hb_ms = 0xbeef };
+}
+
+static const uint8_t state_types[] = { MSGA__UDW_HEARTBEAT, MSGA__UDW_END };
+
+Test(ud_wire, heartbeat_and_end_round_trip)
+{
+	for (size_t i = 0; i < sizeof(state_types); i++) {
+		struct msga__udw_hdr h = state_hdr(state_types[i]), got;
+		uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+		memset(&got, 0xa5, sizeof(got));
+		cr_assert_eq(hl, msga__udw_hdr_len(7));
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "type %u",
+			     state_types[i]);
+		cr_assert_eq(got.type, state_types[i]);
+		cr_assert_eq(got.seq, 0x0102030405060708ull);
+		cr_assert_eq(got.origin, 0x1122334455667788ull);
+		cr_assert_eq(got.hb_ms, 0xbeef);
+		cr_assert_eq(got.topic_len, 7);
+		cr_assert_eq(memcmp(got.topic, "md.AAPL", 7), 0);
+		cr_assert_eq(got.hdr_len, hl);
+		cr_assert_eq(got.payload, 0);
+		cr_assert_eq(got.flags + got.msg_len + got.off + got.frag_size,
+			     0);
+	}
+}
+
+Test(ud_wire, a_heartbeat_names_a_topic_of_up_to_the_longest_length)
+{
+	char name[MSGA_TOPIC_MAX + 1];
+	struct msga__udw_hdr h = state_hdr(MSGA__UDW_HEARTBEAT), got;
+	uint32_t hl;
+
+	memset(name, 'n', sizeof(name));
+	h.topic_len = MSGA_TOPIC_MAX;
+	hl = msga__udw_put(buf, &h, name);
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.topic_len, MSGA_TOPIC_MAX);
+}
+
+Test(ud_wire, hb_ms_is_at_offset_34_little_endian_in_data_too)
+{
+	struct msga__udw_hdr h = { .flags = MSGA__UDW_FIRST | MSGA__UDW_LAST,
+				   .topic_len = 1, .seq = 1, .msg_len = 8,
+				   .hb_ms = 0x1234 };
+	struct msga__udw_hdr got;
+	uint32_t hl = msga__udw_put(buf, &h, "x");
+
+	cr_assert_eq(buf[34], 0x34);
+	cr_assert_eq(buf[35], 0x12);
+	cr_assert_eq(buf[32] + buf[33], 0, "frag_size beside it untouched");
+	cr_assert_eq(buf[36], 'x');
+	cr_assert_eq(msga__udw_get(buf, hl + 8, &got), 0);
+	cr_assert_eq(got.hb_ms, 0x1234);
+	/* decoded from the bytes, not only round-tripped */
+	buf[34] = 0xff;
+	buf[35] = 0x01;
+	cr_assert_eq(msga__udw_get(buf, hl + 8, &got), 0,
+		     "any hb_ms: DATA has no rule for it");
+	cr_assert_eq(got.hb_ms, 0x01ff);
+	/* a per-datagram rewrite leaves it */
+	h.seq = 2;
+	msga__udw_restamp(buf, &h);
+	cr_assert_eq(buf[34], 0xff);
+	cr_assert_eq(buf[35], 0x01);
+}
+
+/*
+ * The header h with one rule broken must be refused as HEARTBEAT and as
+ * END; the same header unbroken is accepted, so it is that rule.
+ */
+static void expect_refused(void (*breaks)(struct msga__udw_hdr *h,
+					  uint32_t *extra),
+			   const char *rule)
+{
+	char name[MSGA_TOPIC_MAX + 1];
+
+	memset(name, 'n', sizeof(name));
+	for (size_t i = 0; i < sizeof(state_types); i++) {
+		struct msga__udw_hdr h = state_hdr(state_types[i]), got;
+		uint32_t extra = 0, hl;
+
+		hl = msga__udw_put(buf, &h, name);
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "type %u",
+			     state_types[i]);
+		breaks(&h, &extra);
+		hl = msga__udw_put(buf, &h, name);
+		cr_assert_eq(msga__udw_get(buf, hl + extra, &got), -EPROTO,
+			     "type %u with %s", state_types[i], rule);
+	}
+}
+
+static void with_payload(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)h;
+	*extra = 1;
+}
+
+static void with_first_last(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->flags = MSGA__UDW_FIRST | MSGA__UDW_LAST;
+}
+
+static void with_unknown_flag(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->flags = 0x80;
+}
+
+static void with_seq_0(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->seq = 0;
+}
+
+static void with_msg_len(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->msg_len = 1;
+}
+
+static void with_off(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->off = 1;
+}
+
+static void with_frag_size(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->frag_size = 1;
+}
+
+static void with_pattern_length(struct msga__udw_hdr *h, uint32_t *extra)
+{
+	(void)extra;
+	h->topic_len = MSGA_TOPIC_MAX + 1; /* fine for a SUBSCRIBE only */
+}
+
+Test(ud_wire, a_heartbeat_or_end_with_a_payload_is_refused)
+{
+	expect_refused(with_payload, "a payload byte");
+}
+
+Test(ud_wire, a_heartbeat_or_end_with_flags_is_refused)
+{
+	expect_refused(with_first_last, "FIRST|LAST");
+	expect_refused(with_unknown_flag, "an unknown flag");
+}
+
+Test(ud_wire, a_heartbeat_or_end_with_seq_0_is_refused)
+{
+	expect_refused(with_seq_0, "seq 0");
+}
+
+Test(ud_wire, a_heartbeat_or_end_with_message_fields_is_refused)
+{
+	expect_refused(with_msg_len, "msg_len 1");
+	expect_refused(with_off, "off 1");
+	expect_refused(with_frag_size, "frag_size 1");
+}
+
+Test(ud_wire, a_heartbeat_or_end_with_a_pattern_long_name_is_refused)
+{
+	expect_refused(with_pattern_length, "topic_len MSGA_TOPIC_MAX + 1");
+}
+
+Test(ud_wire, types_after_end_are_refused)
+{
+	struct msga__udw_hdr h = state_hdr(MSGA__UDW_HEARTBEAT), got;
+	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	buf[7] = 6;
+	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 6");
+	buf[7] = 255;
+	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 255");
 }

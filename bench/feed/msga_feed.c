@@ -217,8 +217,8 @@ static void on_event(const struct msga_event *ev, void *user)
 		ep->gaps += ev->count;
 	else if (ev->sub && ev->type == MSGA_EVENT_CONNECT_FAILED)
 		ep->connected = -1; /* retried by connect_sub() */
-	else if (ev->type == MSGA_EVENT_DISCONNECTED)
-		ep->peer_gone = 1;
+	else if (ev->type == MSGA_EVENT_DISCONNECTED && !ev->topic)
+		ep->peer_gone = 1; /* (a topic: one stream ended, not the peer) */
 }
 
 /* "mcast://GROUP+k" for the IPv4 group of --mcast. */

@@ -221,6 +221,14 @@ static void print_event(const struct msga_event *ev, const struct member *m)
 {
 	const char *uri = m ? m->uri : "?";
 
+	if (ev->type == MSGA_EVENT_DISCONNECTED && ev->topic) {
+		/* one stream over (since 0.6): its end, or its silence */
+		fprintf(stderr, "msga_stat: stream-%s %s origin %016" PRIx64
+			" seq %" PRIu64 " (%s)\n",
+			ev->status ? "silent" : "end", ev->topic, ev->origin,
+			ev->seq, uri);
+		return;
+	}
 	if (ev->type == MSGA_EVENT_GAP || ev->type == MSGA_EVENT_DUPLICATE ||
 	    ev->type == MSGA_EVENT_REORDER ||
 	    ev->type == MSGA_EVENT_STREAM_OVERFLOW) {
@@ -244,7 +252,7 @@ static void on_event(const struct msga_event *ev, void *user)
 	if (m && ev->type == MSGA_EVENT_CONNECTED)
 		m->state = UP;
 	if (m && (ev->type == MSGA_EVENT_CONNECT_FAILED ||
-		  ev->type == MSGA_EVENT_DISCONNECTED)) {
+		  (ev->type == MSGA_EVENT_DISCONNECTED && !ev->topic))) {
 		/* A stop-on-gap end (-EPIPE) is a failure: data was lost. */
 		m->state = ev->status ? FAILED : LEFT;
 		failure = ev->status != 0;
@@ -320,11 +328,13 @@ static void json_total(double t, const struct msga_sub_stats *s, double rate,
 	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%" PRIu64
 	       ",\"reasm_drops\":%" PRIu64 ",\"foreign\":%" PRIu64
 	       ",\"filtered\":%" PRIu64 ",\"local\":%" PRIu64
-	       ",\"overflow\":%" PRIu64 ",\"msgs_per_s\":%.1f"
-	       ",\"memberships_up\":%d,\"final\":%s}\n",
+	       ",\"overflow\":%" PRIu64 ",\"heartbeats\":%" PRIu64
+	       ",\"streams_ended\":%" PRIu64 ",\"streams_silent\":%" PRIu64
+	       ",\"msgs_per_s\":%.1f,\"memberships_up\":%d,\"final\":%s}\n",
 	       t, s->streams, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
 	       s->late, s->reasm_drops, s->foreign, s->filtered, s->local,
-	       s->overflow, rate, up, final ? "true" : "false");
+	       s->overflow, s->heartbeats, s->ended, s->silent, rate, up,
+	       final ? "true" : "false");
 }
 
 static int members_in(const struct opts *o, enum member_state st)

@@ -53,6 +53,38 @@ static int pub_alloc(struct msga_pub *pub)
 	((attr)->size >= offsetof(struct msga_pub_attr, field) + \
 			 sizeof((attr)->field) && (attr)->field)
 
+/*
+ * UD streams' heartbeats (0.6): the first after heartbeat_ms of silence,
+ * then twice as far apart each time, up to the cap their datagrams
+ * announce. The cap is a fifth of the peer timeout, as for keepalives, so
+ * a subscriber with the same timeout hears several before it gives up.
+ */
+static int pub_heartbeat(struct msga_pub *pub,
+			 const struct msga_pub_attr *attr)
+{
+	uint64_t ms = MSGA_HEARTBEAT_DEFAULT_MS, cap_ms;
+
+	if (PUB_ATTR_HAS(attr, heartbeat_ms)) {
+		if (attr->heartbeat_ms < MSGA_HEARTBEAT_MIN_MS ||
+		    attr->heartbeat_ms > MSGA_HEARTBEAT_MAX_MS)
+			return msga__ctx_fail(pub->ctx, -EINVAL,
+					      "msga_pub_create: heartbeat_ms "
+					      "%u is not 0 or %u to %u",
+					      attr->heartbeat_ms,
+					      MSGA_HEARTBEAT_MIN_MS,
+					      MSGA_HEARTBEAT_MAX_MS);
+		ms = attr->heartbeat_ms;
+	}
+	cap_ms = pub->ctx->peer_timeout_ns / 5000000u;
+	if (cap_ms < ms)
+		cap_ms = ms;
+	if (cap_ms > UINT16_MAX)
+		cap_ms = UINT16_MAX;
+	pub->hb_ns = ms * 1000000u;
+	pub->hb_cap_ms = (uint16_t)cap_ms;
+	return 0;
+}
+
 static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 {
 	struct msga_ctx *ctx = pub->ctx;
@@ -79,7 +111,7 @@ static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 					      MSGA_PUB_CONNS_MAX);
 		pub->max_conns = attr->max_conns;
 	}
-	return 0;
+	return pub_heartbeat(pub, attr);
 }
 
 static int pub_listen(struct msga_pub *pub, struct sockaddr_storage *ss)
@@ -179,6 +211,8 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
 	if (!pub || pub->dead)
 		return;
+	if (pub->mc)
+		msga__mpub_close(pub); /* each stream's END (mcast_pub.c) */
 	if (pub->ctx->busy)
 		pub_bury(pub); /* from a callback: freed later */
 	else

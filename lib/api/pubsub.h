@@ -41,6 +41,11 @@ struct msga__topic {
 	uint64_t seq;                  /* last sequence committed */
 	uint32_t group;                /* multicast: index in mc->groups */
 	uint8_t name_len;
+	/* UD heartbeats (mcast_pub.c): seq at the last look, when the
+	 * next heartbeat is due, and the interval after it */
+	uint64_t hb_seq;
+	uint64_t hb_due_ns;
+	uint64_t hb_gap_ns;
 };
 
 /*
@@ -108,6 +113,11 @@ struct msga_pub {
 	uint32_t next_dest_id;
 	int ndests;
 	uint64_t pump_mask;             /* dest slots the message goes to */
+	/* heartbeats (msga_pub_attr.heartbeat_ms) */
+	uint64_t hb_ns;                 /* the first after this much idling */
+	uint16_t hb_cap_ms;             /* the longest interval, announced */
+	uint64_t hb_look_ns;            /* next look at the topics */
+	int hb_active;                  /* a commit since the last look */
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
 
@@ -129,6 +139,7 @@ struct msga_sub {
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
+	uint64_t silence_look_ns;      /* next look for silent streams */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

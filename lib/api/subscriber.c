@@ -106,15 +106,14 @@ static struct msga_sub *sub_of(struct msga__ep *ep)
 	return msga__container_of(ep, struct msga_sub, eng);
 }
 
-/* Reassembly's timers: a message whose fragments stopped coming. */
+/* UD streams' timers: reassembly's, and streams gone silent. */
 static uint64_t sub_tick(struct msga__ep *ep, uint64_t now)
 {
 	struct msga_sub *sub = sub_of(ep);
 
-	if (sub->dead || !sub->reasm.slots ||
-	    !msga__reasm_pending(&sub->reasm))
+	if (sub->dead)
 		return UINT64_MAX;
-	return msga__msub_expire(sub, now);
+	return msga__msub_tick(sub, now);
 }
 
 static int sub_reap(struct msga__ep *ep, uint64_t now)

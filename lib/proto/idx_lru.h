@@ -76,6 +76,21 @@ static inline void msga__idx_append(struct msga__idx_list *l,
 	l->tail = pos;
 }
 
+/* pos becomes the oldest, the first to go. It must be on no list. */
+static inline void msga__idx_prepend(struct msga__idx_list *l,
+				     struct msga__idx_array a, uint32_t pos)
+{
+	struct msga__idx_link *me = msga__idx_link_at(a, pos);
+
+	me->prev = 0;
+	me->next = l->head;
+	if (l->head)
+		msga__idx_link_at(a, l->head)->prev = pos;
+	else
+		l->tail = pos;
+	l->head = pos;
+}
+
 /* Free entries: a stack through next; *top is 1 + index, 0 empty. */
 static inline void msga__idx_push(uint32_t *top, struct msga__idx_array a,
 				  uint32_t pos)

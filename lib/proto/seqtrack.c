@@ -88,3 +88,30 @@ enum msga__seq_verdict msga__seq_accept(struct msga__seqtrack *t, uint64_t seq,
 	t->c.missing--;
 	return MSGA__SEQ_LATE;
 }
+
+uint64_t msga__seq_advance(struct msga__seqtrack *t, uint64_t last_sent,
+			   uint64_t *first_missing)
+{
+	uint64_t skipped;
+
+	if (last_sent == 0)
+		return 0;
+	if (t->last == 0) { /* join at the position: the next is ours */
+		t->last = last_sent;
+		t->first = last_sent == UINT64_MAX ? last_sent : last_sent + 1;
+		memset(t->seen, 0, sizeof(t->seen));
+		mark_seen(t, last_sent); /* (before the join: never delivered) */
+		return 0;
+	}
+	if (last_sent <= t->last)
+		return 0;
+	skipped = last_sent - t->last;
+	if (first_missing)
+		*first_missing = t->last + 1;
+	advance(t, last_sent);
+	/* advance() marks last_sent as arrived: it is not, it is missing */
+	*word_of(t, last_sent) &= ~bit_of(last_sent);
+	t->c.gaps++;
+	t->c.missing += skipped;
+	return skipped;
+}

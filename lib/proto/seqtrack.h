@@ -67,4 +67,15 @@ void msga__seq_init(struct msga__seqtrack *t);
 enum msga__seq_verdict msga__seq_accept(struct msga__seqtrack *t, uint64_t seq,
 					uint64_t *missing);
 
+/*
+ * The publisher says (a heartbeat, an end of stream) that it has sent
+ * every number up to last_sent. Returns how many of them had not arrived
+ * (a tail gap: counted, and *first_missing set to the first of them) or
+ * 0. A tracker that has not joined joins here: last_sent is its live
+ * position, nothing before it is lost, and last_sent + 1 is the next. A
+ * number inside the gap that arrives later is LATE, as for any gap.
+ */
+uint64_t msga__seq_advance(struct msga__seqtrack *t, uint64_t last_sent,
+			   uint64_t *first_missing);
+
 #endif

@@ -75,6 +75,7 @@ static void touch(struct msga__ustreams *t, struct msga__ustream *s,
 		  uint64_t now_ns)
 {
 	s->last_ns = now_ns;
+	s->retired = 0;
 	if (t->lru.tail != msga__ustreams_pos(t, s) + 1) {
 		lru_unlink(t, s);
 		lru_append(t, s);
@@ -148,6 +149,16 @@ void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s)
 	t->n--;
 }
 
+void msga__ustreams_retire(struct msga__ustreams *t, struct msga__ustream *s)
+{
+	s->retired = 1;
+	s->silent = 1;
+	/* heard at time 0: scans for silence pass over it (ud_stream.h) */
+	s->last_ns = 0;
+	lru_unlink(t, s);
+	msga__idx_prepend(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
+}
+
 uint32_t msga__ustreams_evict_conn(struct msga__ustreams *t, uint32_t conn_id)
 {
 	uint32_t n = 0;
@@ -167,10 +178,11 @@ static int make_room(struct msga__ustreams *t, uint64_t now_ns)
 
 	if (t->n < t->max)
 		return 1;
-	if (!t->idle_ns || !t->lru.head)
+	if (!t->lru.head)
 		return 0;
 	oldest = &t->streams[t->lru.head - 1];
-	if (!msga__time_reached(now_ns, oldest->last_ns + t->idle_ns + 1))
+	if (!oldest->retired && (!t->idle_ns ||
+	    !msga__time_reached(now_ns, oldest->last_ns + t->idle_ns + 1)))
 		return 0;
 	msga__ustreams_evict(t, oldest);
 	return 1;
@@ -189,6 +201,24 @@ static struct msga__ustream *take_index(struct msga__ustreams *t)
 	return &t->streams[idx];
 }
 
+struct msga__ustream *msga__ustreams_find(struct msga__ustreams *t,
+					  uint64_t origin, const char *topic,
+					  uint32_t topic_len)
+{
+	uint32_t mask = t->index_size - 1, hash, i;
+
+	if (topic_len > MSGA_TOPIC_MAX)
+		return NULL;
+	hash = stream_hash(origin, topic, topic_len);
+	for (i = hash & mask; t->index[i]; i = (i + 1) & mask) {
+		struct msga__ustream *s = &t->streams[t->index[i] - 1];
+
+		if (s->hash == hash && same(s, origin, topic, topic_len))
+			return s;
+	}
+	return NULL;
+}
+
 struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 					 uint64_t origin, const char *topic,
 					 uint32_t topic_len, uint32_t conn_id,
@@ -199,14 +229,12 @@ struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 
 	if (topic_len > MSGA_TOPIC_MAX)
 		return NULL;
-	hash = stream_hash(origin, topic, topic_len);
-	for (i = hash & mask; t->index[i]; i = (i + 1) & mask) {
-		s = &t->streams[t->index[i] - 1];
-		if (s->hash == hash && same(s, origin, topic, topic_len)) {
-			touch(t, s, now_ns);
-			return s;
-		}
+	s = msga__ustreams_find(t, origin, topic, topic_len);
+	if (s) {
+		touch(t, s, now_ns);
+		return s;
 	}
+	hash = stream_hash(origin, topic, topic_len);
 	if (!make_room(t, now_ns))
 		return NULL;
 	for (i = hash & mask; t->index[i]; i = (i + 1) & mask)
@@ -242,6 +270,47 @@ const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
 					      uint32_t idx)
 {
 	return idx < t->top && t->streams[idx].used ? &t->streams[idx] : NULL;
+}
+
+uint32_t msga__ustreams_scan_silent(struct msga__ustreams *t, uint64_t now_ns,
+				    uint64_t min_watch_ns,
+				    void (*on_silent)(void *arg,
+						      struct msga__ustream *s),
+				    void *arg)
+{
+	uint32_t pos = t->lru.head, told = 0;
+
+	while (pos) {
+		struct msga__ustream *s = &t->streams[pos - 1];
+
+		if (!msga__time_reached(now_ns, s->last_ns + min_watch_ns))
+			break; /* this one and every later one: heard lately */
+		pos = s->lru.next;
+		if (!s->watch_ns || s->silent ||
+		    !msga__time_reached(now_ns, s->last_ns + s->watch_ns))
+			continue;
+		s->silent = 1;
+		told++;
+		on_silent(arg, s);
+	}
+	return told;
+}
+
+uint64_t msga__ustreams_next_silence(const struct msga__ustreams *t,
+				     uint64_t min_watch_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (uint32_t pos = t->lru.head; pos;) {
+		const struct msga__ustream *s = &t->streams[pos - 1];
+
+		if (s->last_ns + min_watch_ns >= next)
+			break; /* this one and every later one: no earlier */
+		if (s->watch_ns && !s->silent && s->last_ns + s->watch_ns < next)
+			next = s->last_ns + s->watch_ns;
+		pos = s->lru.next;
+	}
+	return next;
 }
 
 void msga__ustream_stats(const struct msga__ustream *s,

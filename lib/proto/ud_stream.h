@@ -34,6 +34,16 @@ struct msga__ustream {
 	uint64_t reasm_drops;
 	uint64_t last_seq;
 	struct msga__seqtrack seq;
+	/*
+	 * Liveness: a stream whose publisher sends heartbeats (its
+	 * datagrams say how often) is reported gone after watch_ns of
+	 * silence; 0: not watched (a publisher before 0.6). silent: it was
+	 * reported, and is not again until it is heard from.
+	 */
+	uint64_t watch_ns;
+	int silent;
+	/* its publisher ended it: kept for its counters, first to go */
+	int retired;
 	/* table's own */
 	int used;
 	uint32_t hash;
@@ -75,6 +85,10 @@ struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 					 uint64_t origin, const char *topic,
 					 uint32_t topic_len, uint32_t conn_id,
 					 uint64_t now_ns);
+/* The stream of (origin, topic[0, topic_len)) if the table has it. */
+struct msga__ustream *msga__ustreams_find(struct msga__ustreams *t,
+					  uint64_t origin, const char *topic,
+					  uint32_t topic_len);
 /*
  * A stream msga__ustreams_get refused: 1 the first time it is refused
  * (raise the event), 0 after. Remembered in a fixed table: a stream may be
@@ -82,6 +96,12 @@ struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
  */
 int msga__ustreams_refused_first(struct msga__ustreams *t, uint64_t origin,
 				 const char *topic, uint32_t topic_len);
+/*
+ * A stream its publisher ended (an END): kept, for its counters, but never
+ * reported silent, and the first to be evicted when the table needs room,
+ * idle time or not. Heard from again, it is an ordinary stream.
+ */
+void msga__ustreams_retire(struct msga__ustreams *t, struct msga__ustream *s);
 /* Forget s; its counters go to the totals. */
 void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s);
 /* Forget every stream of membership conn_id; returns how many. */
@@ -96,6 +116,29 @@ static inline uint32_t msga__ustreams_pos(const struct msga__ustreams *t,
 /* The stream at index idx, or NULL when none is there (now). */
 const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
 					      uint32_t idx);
+
+/*
+ * Streams gone quiet: marks silent, and passes to on_silent, each watched
+ * stream not yet reported whose last datagram is watch_ns or more before
+ * now_ns. The walk goes from the least recently heard and stops at the
+ * first stream heard within min_watch_ns, the shortest watch_ns any stream
+ * has, so it costs only the streams silent that long. on_silent must not
+ * evict. Returns how many it reported.
+ */
+uint32_t msga__ustreams_scan_silent(struct msga__ustreams *t, uint64_t now_ns,
+				    uint64_t min_watch_ns,
+				    void (*on_silent)(void *arg,
+						      struct msga__ustream *s),
+				    void *arg);
+
+/*
+ * The earliest time a stream not yet reported could go silent (UINT64_MAX:
+ * none is watched), for the owner's timer. Walks from the least recently
+ * heard until no later stream can be earlier: each one's limit is at
+ * least min_watch_ns past its last datagram.
+ */
+uint64_t msga__ustreams_next_silence(const struct msga__ustreams *t,
+				     uint64_t min_watch_ns);
 
 void msga__ustream_stats(const struct msga__ustream *s,
 			 struct msga_stream_stats *st);

@@ -30,6 +30,7 @@ uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 	p[7] = h->type;
 	msga__put64(p + 8, h->origin);
 	msga__put16(p + 32, h->frag_size);
+	msga__put16(p + 34, h->hb_ms);
 	memcpy(p + MSGA__UDW_FIXED, topic, h->topic_len);
 	msga__udw_restamp(buf, h);
 	return len;
@@ -56,6 +57,13 @@ static int frag_ok(const struct msga__udw_hdr *h)
 	       ((flags & MSGA__UDW_LAST) || h->payload == h->frag_size);
 }
 
+/* HEARTBEAT and END: a topic, a sequence number, nothing else. */
+static int stream_state_ok(const struct msga__udw_hdr *h)
+{
+	return !h->payload && !h->flags && h->seq && !h->msg_len && !h->off &&
+	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX;
+}
+
 int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 {
 	const uint8_t *p = buf;
@@ -72,13 +80,16 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->msg_len = msga__get32(p + 24);
 	h->off = msga__get32(p + 28);
 	h->frag_size = msga__get16(p + 32);
+	h->hb_ms = msga__get16(p + 34);
 	h->topic = (const char *)p + MSGA__UDW_FIXED;
 	h->hdr_len = msga__udw_hdr_len(h->topic_len);
 	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX + 1 ||
 	    h->hdr_len > n || memchr(h->topic, '\0', h->topic_len) ||
-	    h->type > MSGA__UDW_UNSUBSCRIBE)
+	    h->type > MSGA__UDW_END)
 		return -EPROTO;
 	h->payload = (uint32_t)(n - h->hdr_len);
+	if (h->type == MSGA__UDW_HEARTBEAT || h->type == MSGA__UDW_END)
+		return stream_state_ok(h) ? 0 : -EPROTO;
 	if (h->type != MSGA__UDW_DATA) /* control: a pattern, nothing else */
 		return h->payload ? -EPROTO : 0;
 	if (h->topic_len > MSGA_TOPIC_MAX)

@@ -9,13 +9,14 @@
  *   4  u8  version    1
  *   5  u8  flags      FIRST and LAST fragment bits
  *   6  u8  topic_len  1..MSGA_TOPIC_MAX (a pattern: up to one more)
- *   7  u8  type       DATA, or a unicast control datagram
+ *   7  u8  type       DATA, HEARTBEAT, END, or a unicast control datagram
  *   8  u64 origin     publisher id (high 32 bits: host)
  *  16  u64 seq        per-topic sequence number, from 1
  *  24  u32 msg_len    whole message length
  *  28  u32 off        offset of this fragment's bytes in the message
  *  32  u16 frag_size  payload of every fragment but the last
- *  34  u16 reserved   0
+ *  34  u16 hb_ms      the publisher's longest heartbeat interval, ms; 0 from
+ *                     a publisher that sends none (before 0.6)
  *  36  topic name (topic_len bytes), zero padding to a multiple of 8
  *
  * then the payload. A whole message in one datagram has FIRST|LAST, off 0.
@@ -24,6 +25,15 @@
  * field carries the subscriber's pattern: SUBSCRIBE (sub -> pub, repeated
  * every second as a keepalive), SUBACK (pub -> sub, the answer to each)
  * and UNSUBSCRIBE (sub -> pub, a polite goodbye).
+ *
+ * Since 0.6 two more types, also without payload, carry a stream's state
+ * from its publisher (multicast and unicast alike): HEARTBEAT, sent by a
+ * stream that has been idle for a heartbeat interval, and END, sent when
+ * the publisher is destroyed. Their name field is the stream's topic and
+ * their seq the last sequence number the stream sent (never 0: a stream
+ * that sent nothing says nothing). A subscriber before 0.6 counts them as
+ * foreign datagrams and drops them; its data path is unchanged, since
+ * DATA's layout is (hb_ms sat in a field it never read).
  */
 #ifndef MSGA_UD_WIRE_H
 #define MSGA_UD_WIRE_H
@@ -44,6 +54,8 @@ enum msga__udw_type {
 	MSGA__UDW_SUBSCRIBE = 1,
 	MSGA__UDW_SUBACK = 2,
 	MSGA__UDW_UNSUBSCRIBE = 3,
+	MSGA__UDW_HEARTBEAT = 4,
+	MSGA__UDW_END = 5,
 };
 
 struct msga__udw_hdr {
@@ -51,6 +63,7 @@ struct msga__udw_hdr {
 	uint8_t flags;
 	uint8_t topic_len;
 	uint16_t frag_size;
+	uint16_t hb_ms;      /* the sender's heartbeat interval cap, ms */
 	uint32_t msg_len;
 	uint32_t off;
 	uint64_t origin;

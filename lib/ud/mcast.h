@@ -38,6 +38,13 @@
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
 #define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
+/* A destroyed publisher waits this long at most for its streams' ENDs. */
+#define MSGA__UD_END_WAIT_NS 100000000ull /* 100 ms */
+/* A subscriber looks for silent streams this often at least. */
+#define MSGA__UD_SILENCE_LOOK_NS 10000000ull /* 10 ms */
+/* A publisher's queue pair restarts after a failed send, the n-th time in
+ * a row after min(2^n, 1024) ms (udep.c). */
+#define MSGA__UD_RESTART_MAX_SHIFT 10u
 /* A receive's wr_id carries this bit, a send's is its sequence number:
  * the opcode of an error completion is undefined, the wr_id is not. */
 #define MSGA__UD_WR_RECV (1ull << 63)
@@ -101,6 +108,7 @@ struct msga__udep {
 	struct ibv_mr *rx_mr;
 	struct msga__rxslot *rx_slots;
 	uint32_t holds;
+	uint32_t rx_posted;          /* receives not yet completed */
 	struct msga__rxslot *cur;    /* slot being delivered, for hold */
 
 	/* send queue (publishers) */
@@ -110,6 +118,22 @@ struct msga__udep {
 	struct msga__mgroup **tx_dst; /* per send slot: a counted target */
 	int death_status;            /* publisher: death not yet reported */
 	int death_pending;
+	/*
+	 * Publisher: a send failed (a link that went down, say), the QP is
+	 * in error; once every send is back it restarts (reset to RTS) at
+	 * restart_at_ns, with backoff, rather than ending the publisher. It
+	 * ends when sends have failed for a peer timeout.
+	 */
+	int restarting;
+	uint32_t restarts_in_row;
+	uint64_t restart_at_ns;
+	uint64_t failing_since_ns;   /* first failure of this run */
+	uint64_t wc_errors;          /* error completions (publisher) */
+	uint64_t qp_restarts;
+	uint16_t pkey_index;         /* the QP's, to bring it back */
+	uint8_t port_num;
+	uint32_t qkey;
+	int closing;                 /* publisher destroyed: sending ENDs */
 	/* group AHs replaced by a rejoin, freed once the sends before are */
 	struct msga__parked_ah *parked;
 	uint32_t nparked;
@@ -157,6 +181,7 @@ int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 		    uint32_t lkey, int32_t tag, int force_signal);
 char *msga__udep_hdr_slot(struct msga__udep *ep);
 int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
+int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
 void msga__udep_free(struct msga__udep *ep);
 void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
@@ -173,6 +198,8 @@ void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag);
 void msga__mpub_progress(struct msga_pub *pub);
 void msga__mpub_on_group(struct msga__mgroup *g, int status);
 void msga__mpub_on_death(struct msga_pub *pub, int status);
+uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now);
+void msga__mpub_close(struct msga_pub *pub);
 
 /* mcast_sub.c */
 int msga__msub_connect(struct msga_sub *sub, const char *uri);
@@ -186,6 +213,7 @@ void msga__msub_kill_all(struct msga_sub *sub);
 void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
+uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns);
 
 /* ud_unicast.c */
 int msga__upub_create(struct msga_pub *pub, const char *uri);

@@ -125,6 +125,8 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 
 	if (pub->mc->dead)
 		return -ENETDOWN;
+	if (pub->mc->restarting)
+		return -EAGAIN; /* a send failed: the QP restarts (udep.c) */
 	if (!pub->unicast) {
 		const struct msga__mgroup *g =
 			&pub->mc->groups[pub->topics[topic_id].group];
@@ -158,6 +160,7 @@ static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 		.flags = (uint8_t)flags, .topic_len = t->name_len,
 		.frag_size = (uint16_t)pub->frag, .msg_len = pub->big_len,
 		.off = off, .origin = pub->origin, .seq = pub->big_seq,
+		.hb_ms = pub->hb_cap_ms,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
 	int inl = hl + n <= ep->max_inline;
@@ -240,6 +243,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->big_topic = (uint16_t)claim->topic_id;
 	pub->big_len = len;
 	pub->big_seq = ++pub->topics[claim->topic_id].seq;
+	pub->hb_active = 1; /* (heartbeats: msga__mpub_tick) */
 	pub->pump_data = claim->data;
 	pub->pump_off = 0;
 	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
@@ -259,6 +263,122 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		msga__udep_kill(pub->mc, ret, 1);
 	pub->big_busy = pub->pumping;
 	return ret;
+}
+
+/*
+ * A stream's state, no payload, to every target of topic_id: a HEARTBEAT
+ * or an END carrying the last sequence number it sent. 0, or -EAGAIN when
+ * the send queue has no room for all of them (none is sent then).
+ */
+static int post_state(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
+		      int signal)
+{
+	const struct msga__topic *t = &pub->topics[topic_id];
+	struct msga__udep *ep = pub->mc;
+	struct msga__udw_hdr h = {
+		.type = type, .topic_len = t->name_len, .origin = pub->origin,
+		.seq = t->seq, .hb_ms = pub->hb_cap_ms,
+	};
+	uint32_t n;
+	uint64_t mask = targets(pub, topic_id, &n);
+
+	if (!pub->unicast &&
+	    ep->groups[t->group].state != MSGA__G_READY)
+		return 0; /* nobody to tell: its group is not there */
+	if (msga__udep_sq_room(ep) < (int)n)
+		return -EAGAIN;
+	for (; mask; mask &= mask - 1) {
+		uint32_t bit = (uint32_t)__builtin_ctzll(mask);
+		uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h,
+					    t->name);
+		int ret = msga__udep_send(ep, target(pub, bit), hl, NULL, 0,
+					  0, MSGA__TAG_NONE,
+					  signal && mask == (mask & -mask));
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Idle streams' heartbeats. A commit reads no clock: it only marks the
+ * publisher active, and the topics are looked at every quarter of the
+ * heartbeat interval while any is busy. A topic whose sequence number
+ * moved since the last look was busy, and its first heartbeat is due an
+ * interval from that look; an idle one past its due time sends one, and
+ * its interval doubles up to the cap. A stream's first heartbeat so leaves
+ * 1 to 1.25 intervals after its last message. While every topic is idle
+ * the next look is the next heartbeat due, so an event-mode publisher
+ * sleeps between them. A topic that never sent, and the one whose big
+ * message is still going out, say nothing. Returns when it is next due.
+ */
+uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
+{
+	uint64_t cap_ns = (uint64_t)pub->hb_cap_ms * 1000000u;
+	uint64_t quarter = pub->hb_ns / 4 ? pub->hb_ns / 4 : 1;
+	uint64_t next = UINT64_MAX;
+	int busy = 0;
+
+	if (pub->hb_active && pub->hb_look_ns > now + quarter)
+		pub->hb_look_ns = now; /* sent since it went to sleep */
+	if (!msga__time_reached(now, pub->hb_look_ns))
+		return pub->hb_look_ns;
+	pub->hb_active = 0;
+	for (uint32_t i = 0; i < pub->ntopics && !pub->mc->restarting; i++) {
+		struct msga__topic *t = &pub->topics[i];
+
+		if (!t->seq || (pub->pumping && pub->big_topic == i)) {
+			busy |= t->seq != 0;
+			continue;
+		}
+		if (t->seq != t->hb_seq) {
+			t->hb_seq = t->seq;
+			t->hb_due_ns = now + pub->hb_ns;
+			t->hb_gap_ns = pub->hb_ns;
+			busy = 1;
+		} else if (msga__time_reached(now, t->hb_due_ns)) {
+			if (post_state(pub, i, MSGA__UDW_HEARTBEAT, 0)) {
+				busy = 1; /* the queue is full: look again soon */
+				break;
+			}
+			t->hb_gap_ns = t->hb_gap_ns * 2 < cap_ns ?
+				       t->hb_gap_ns * 2 : cap_ns;
+			t->hb_due_ns = now + t->hb_gap_ns;
+		}
+		if (t->hb_due_ns < next)
+			next = t->hb_due_ns;
+	}
+	if (busy || pub->mc->restarting)
+		next = now + quarter;
+	pub->hb_look_ns = next;
+	return next;
+}
+
+/*
+ * The publisher is being destroyed: each stream that sent anything says
+ * it ended, twice (a datagram can be lost; a subscriber that hears
+ * neither reports the stream silent instead), and the sends are waited
+ * for, a bounded time, before the queue pair goes.
+ */
+void msga__mpub_close(struct msga_pub *pub)
+{
+	struct msga__udep *ep = pub->mc;
+	uint64_t until = msga__now_ns() + MSGA__UD_END_WAIT_NS;
+
+	if (!ep || ep->dead || ep->restarting)
+		return;
+	ep->closing = 1;
+	for (uint32_t i = 0; i < pub->ntopics; i++) {
+		if (!pub->topics[i].seq)
+			continue;
+		for (int copy = 0; copy < 2; copy++) {
+			while (post_state(pub, i, MSGA__UDW_END, 1) == -EAGAIN &&
+			       !ep->dead && msga__udep_drain(ep, until))
+				;
+		}
+	}
+	msga__udep_drain(ep, until);
 }
 
 void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag)

@@ -136,6 +136,25 @@ static void stream_event(struct msga__udep *ep, const struct msga__ustream *s,
 	topic_event(ep, s->topic, s->origin, type, seq, count);
 }
 
+/*
+ * One stream is over, the membership goes on: DISCONNECTED naming it,
+ * status 0 for an END from its publisher, -ETIMEDOUT for silence.
+ */
+static void stream_gone(struct msga__udep *ep, const struct msga__ustream *s,
+			int status)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga_event ev = {
+		.type = MSGA_EVENT_DISCONNECTED, .status = status,
+		.conn_id = ep->id, .sub = sub,
+		.peer = ep->ngroups ? ep->groups[0].name : ep->peer.name,
+		.topic = s->topic, .origin = s->origin, .seq = s->seq.last,
+	};
+
+	if (sub->on_event)
+		sub->on_event(&ev, sub->user);
+}
+
 /* A membership that stopped: its streams go, a new one starts afresh. */
 static void stop_mship(struct msga__udep *ep, int status, int notify)
 {
@@ -206,6 +225,71 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 	msga__reasm_release(&sub->reasm, msg);
 }
 
+/*
+ * The publisher says the stream sent everything up to last_sent (a
+ * HEARTBEAT or an END): what has not arrived of it is a gap now, a lost
+ * tail included, which no later message would have shown. 0, or -EPIPE
+ * when the gap stopped the membership (MSGA_SUB_STOP_ON_GAP).
+ */
+static int stream_position(struct msga__udep *ep, struct msga__ustream *s,
+			   uint64_t last_sent)
+{
+	uint64_t first = 0, missing;
+
+	missing = msga__seq_advance(&s->seq, last_sent, &first);
+	if (!missing)
+		return 0;
+	stream_event(ep, s, MSGA_EVENT_GAP, first, missing);
+	if (ep->dead)
+		return -EPIPE;
+	if (ep->sub->flags & MSGA_SUB_STOP_ON_GAP) {
+		stop_mship(ep, -EPIPE, 1);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/*
+ * A stream's END: its tail checked, then it is over: kept for its counters
+ * until the table needs its place (msga__ustreams_retire). One we never
+ * heard of says nothing, and takes no place in the table.
+ */
+static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga__ustream *s = msga__ustreams_find(&sub->streams, h->origin,
+						      h->topic, h->topic_len);
+
+	if (!s || s->retired || s->conn_id != ep->id ||
+	    stream_position(ep, s, h->seq))
+		return; /* (a second copy: told already) */
+	sub->st.ended++;
+	msga__ustreams_retire(&sub->streams, s);
+	stream_gone(ep, s, 0);
+}
+
+/*
+ * A datagram of a publisher that sends heartbeats (h->hb_ms: its longest
+ * interval) makes its stream watched: silent for the peer timeout or
+ * three such intervals, whichever is longer, it is reported gone.
+ */
+static void stream_heard(struct msga_sub *sub, struct msga__ustream *s,
+			 const struct msga__udw_hdr *h, uint64_t now_ns)
+{
+	uint64_t three = 3000000ull * h->hb_ms;
+
+	s->silent = 0;
+	if (!h->hb_ms) {
+		s->watch_ns = 0;
+		return;
+	}
+	s->watch_ns = three > sub->ctx->peer_timeout_ns ?
+		      three : sub->ctx->peer_timeout_ns;
+	/* the subscriber's timer must come by this stream's limit */
+	if (now_ns + s->watch_ns < sub->silence_look_ns)
+		sub->silence_look_ns = now_ns + s->watch_ns;
+}
+
 static int is_local(const struct msga_sub *sub, uint64_t origin)
 {
 	return (sub->flags & MSGA_SUB_NO_LOCAL) &&
@@ -258,7 +342,8 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	}
 	if (ep->unicast)
 		ep->last_heard_ns = now_ns; /* the publisher is alive */
-	if (h.type != MSGA__UDW_DATA) {
+	if (h.type != MSGA__UDW_DATA && h.type != MSGA__UDW_HEARTBEAT &&
+	    h.type != MSGA__UDW_END) {
 		if (ep->unicast)
 			msga__usub_on_ctl(ep, &h, now_ns);
 		return;
@@ -278,6 +363,10 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		sub->st.filtered++;
 		return;
 	}
+	if (h.type == MSGA__UDW_END) {
+		stream_end(ep, &h);
+		return;
+	}
 	s = stream_of(ep, &h, now_ns);
 	if (!s) {
 		sub->st.overflow++;
@@ -285,6 +374,12 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 						 h.topic, h.topic_len))
 			topic_event(ep, topic, h.origin,
 				    MSGA_EVENT_STREAM_OVERFLOW, h.seq, 1);
+		return;
+	}
+	stream_heard(sub, s, &h, now_ns);
+	if (h.type == MSGA__UDW_HEARTBEAT) {
+		sub->st.heartbeats++;
+		stream_position(ep, s, h.seq);
 		return;
 	}
 	if (h.flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
@@ -342,6 +437,54 @@ uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 {
 	msga__reasm_expire(&sub->reasm, now_ns);
 	return msga__reasm_next_expiry(&sub->reasm);
+}
+
+/* The live membership conn_id, or NULL. */
+static struct msga__udep *mship_of(struct msga_sub *sub, uint32_t conn_id)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->mships)
+		if (mship(pos)->id == conn_id && !mship(pos)->dead)
+			return mship(pos);
+	return NULL;
+}
+
+static void on_silent(void *arg, struct msga__ustream *s)
+{
+	struct msga_sub *sub = arg;
+	struct msga__udep *ep = mship_of(sub, s->conn_id);
+
+	if (!ep)
+		return; /* its membership ended: the stream goes with it */
+	sub->st.silent++;
+	stream_gone(ep, s, -ETIMEDOUT);
+}
+
+/*
+ * The subscriber's UD timers: reassemblies that stopped, and streams gone
+ * silent. The look for silence is due when the first watched stream could
+ * reach its limit (a datagram that sets a nearer one brings it forward:
+ * stream_heard), and comes MSGA__UD_SILENCE_LOOK_NS apart at most often,
+ * so an event-mode program sleeps while its streams are heard. Returns
+ * when it is next due, for event mode's timer.
+ */
+uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX, pt = sub->ctx->peer_timeout_ns, look;
+
+	if (sub->reasm.slots && msga__reasm_pending(&sub->reasm))
+		next = msga__msub_expire(sub, now_ns);
+	if (msga__time_reached(now_ns, sub->silence_look_ns)) {
+		msga__ustreams_scan_silent(&sub->streams, now_ns, pt,
+					   on_silent, sub);
+		look = msga__ustreams_next_silence(&sub->streams, pt);
+		if (look != UINT64_MAX &&
+		    look < now_ns + MSGA__UD_SILENCE_LOOK_NS)
+			look = now_ns + MSGA__UD_SILENCE_LOOK_NS;
+		sub->silence_look_ns = look;
+	}
+	return sub->silence_look_ns < next ? sub->silence_look_ns : next;
 }
 
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)

@@ -16,6 +16,8 @@
 #include "udep_policy.h"
 
 static const struct msga__ep_ops udep_ops;
+static void post_flush_marker(struct msga__udep *ep);
+static void qp_failed(struct msga__udep *ep, uint64_t now_ns);
 
 static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
@@ -42,6 +44,21 @@ static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 	if (ep->cm->verbs != ctx->verbs)
 		return msga__ctx_fail(ctx, -ENODEV, "the context's address is "
 				      "not on %s", ctx->dev_name);
+	return 0;
+}
+
+/* What rdma_cm set the QP up with, to set it up again (qp_restart). */
+static int remember_qp(struct msga__udep *ep)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(ep->qp, &a, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			 IBV_QP_QKEY, &init))
+		return msga__ctx_fail(ep->ctx, -EIO, "ibv_query_qp(UD)");
+	ep->pkey_index = a.pkey_index;
+	ep->port_num = a.port_num;
+	ep->qkey = a.qkey;
 	return 0;
 }
 
@@ -73,7 +90,7 @@ static int udep_create_qp(struct msga__udep *ep)
 	}
 	ep->qp = ep->cm->qp;
 	ep->max_inline = qia.cap.max_inline_data;
-	return 0;
+	return remember_qp(ep);
 }
 
 static int udep_alloc(struct msga__udep *ep)
@@ -216,8 +233,11 @@ int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx)
 	struct ibv_recv_wr wr = { .wr_id = MSGA__UD_WR_RECV | idx,
 				  .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
+	int ret = ibv_post_recv(ep->qp, &wr, &bad);
 
-	return -ibv_post_recv(ep->qp, &wr, &bad);
+	if (!ret)
+		ep->rx_posted++;
+	return -ret;
 }
 
 int msga__udep_sq_room(const struct msga__udep *ep)
@@ -333,8 +353,9 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 {
 	uint32_t idx = (uint32_t)(wc->wr_id & ~MSGA__UD_WR_RECV);
 
-	if (ep->dead || idx >= ep->rx_depth)
-		return; /* flushed: the ring goes with the endpoint */
+	ep->rx_posted--;
+	if (ep->dead || ep->closing || ep->restarting || idx >= ep->rx_depth)
+		return; /* flushed, or the ring goes with the endpoint */
 	if (recv_too_long(wc)) {
 		if (ep->sub)
 			ep->sub->st.oversize++;
@@ -343,7 +364,10 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		return;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		msga__udep_kill(ep, -EIO, 1);
+		if (ep->pub)
+			qp_failed(ep, now_ns); /* the QP is in error */
+		else
+			msga__udep_kill(ep, -EIO, 1);
 		return;
 	}
 	if (ep->pub)
@@ -351,6 +375,90 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 	else
 		msga__msub_on_recv(ep, &ep->rx_slots[idx], wc->byte_len,
 				   now_ns);
+}
+
+/*
+ * Reset to ready-to-send, as rdma_cm first set it up. Receives do not
+ * survive a reset: a unicast publisher's control ring is posted again.
+ */
+static int qp_restart(struct msga__udep *ep)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	if (ibv_modify_qp(ep->qp, &a, IBV_QP_STATE))
+		return -EIO;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT,
+				  .pkey_index = ep->pkey_index,
+				  .port_num = ep->port_num, .qkey = ep->qkey };
+	if (ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -EIO;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	if (ibv_modify_qp(ep->qp, &a, IBV_QP_STATE))
+		return -EIO;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0 };
+	if (ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -EIO;
+	for (uint32_t i = 0; i < ep->rx_depth; i++)
+		if (msga__udep_post_recv(ep, i))
+			return -EIO;
+	return 0;
+}
+
+/*
+ * A publisher's QP failed (a send, or a receive of a unicast publisher's
+ * control ring, came back in error): every queued send and receive comes
+ * back flushed, and then the QP restarts instead of the publisher ending,
+ * because a link that flaps under a feed (or a datagram the device would
+ * not send) should cost the datagrams it took, which subscribers see as a
+ * gap, not the feed. Claims return -EAGAIN meanwhile. Failing again and
+ * again, it waits longer each time, and after a peer timeout of failures
+ * it ends as before (MSGA_EVENT_DISCONNECTED).
+ */
+static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
+{
+	uint32_t shift;
+
+	ep->wc_errors++;
+	if (ep->restarting)
+		return; /* the rest of the queue, flushed */
+	if (!ep->restarts_in_row)
+		ep->failing_since_ns = now_ns;
+	else if (msga__time_reached(now_ns, ep->failing_since_ns +
+				    ep->ctx->peer_timeout_ns)) {
+		msga__udep_kill(ep, -ENETDOWN, 1);
+		return;
+	}
+	shift = ep->restarts_in_row < MSGA__UD_RESTART_MAX_SHIFT ?
+		ep->restarts_in_row : MSGA__UD_RESTART_MAX_SHIFT;
+	ep->restarting = 1;
+	ep->restart_at_ns = now_ns + (1000000ull << shift);
+	ep->restarts_in_row++;
+	/* unsignalled sends after the failed one: one signalled flush */
+	post_flush_marker(ep);
+}
+
+/*
+ * Restart the QP once every send and receive is back (a flush still in
+ * the CQ would fail the new QP) and the wait is over.
+ */
+static uint64_t restart_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	if (!ep->restarting)
+		return UINT64_MAX;
+	if (ep->tx_done != ep->tx_seq || ep->rx_posted)
+		return now_ns + 1000000u; /* flushes still coming */
+	if (!msga__time_reached(now_ns, ep->restart_at_ns))
+		return ep->restart_at_ns;
+	if (qp_restart(ep)) {
+		msga__udep_kill(ep, -EIO, 1);
+		return UINT64_MAX;
+	}
+	ep->restarting = 0;
+	ep->qp_restarts++;
+	if (ep->pub)
+		msga__pub_work(ep->pub); /* a blocked pump goes on */
+	return UINT64_MAX;
 }
 
 /*
@@ -366,8 +474,15 @@ static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		return;
 	}
 	tx_done(ep, wc->wr_id);
-	if (wc->status != IBV_WC_SUCCESS)
-		msga__udep_kill(ep, -EIO, 1);
+	if (wc->status == IBV_WC_SUCCESS) {
+		if (!ep->restarting)
+			ep->restarts_in_row = 0;
+		return;
+	}
+	if (ep->pub && !ep->closing && !ep->dead)
+		qp_failed(ep, now_ns ? now_ns : msga__now_ns());
+	else
+		msga__udep_kill(ep, -EIO, !ep->closing);
 }
 
 /* A dead endpoint is drained until its last send is back. */
@@ -413,6 +528,22 @@ static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 		done += n;
 	}
 	return done;
+}
+
+/*
+ * Poll until every send posted is back: 1, or 0 when until_ns came first
+ * or the endpoint died. For a publisher being destroyed (its ENDs).
+ */
+int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns)
+{
+	while (!ep->dead && ep->tx_done != ep->tx_seq) {
+		uint64_t now = 0;
+
+		if (msga__time_reached(msga__now_ns(), until_ns))
+			return 0;
+		udep_poll(ep, 32, &now);
+	}
+	return !ep->dead;
 }
 
 void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
@@ -555,14 +686,26 @@ static uint64_t rejoin_tick(struct msga__udep *ep, uint64_t now_ns)
 	return next;
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 static uint64_t udep_tick(struct msga__udep *ep, uint64_t now_ns)
 {
+	uint64_t next;
+
 	if (ep->dead)
 		return UINT64_MAX;
-	if (ep->unicast)
-		return ep->pub ? msga__upub_tick(ep->pub, now_ns) :
-				 msga__usub_tick(ep, now_ns);
-	return rejoin_tick(ep, now_ns);
+	if (ep->sub)
+		return ep->unicast ? msga__usub_tick(ep, now_ns) :
+				     rejoin_tick(ep, now_ns);
+	next = restart_tick(ep, now_ns);
+	if (ep->dead)
+		return UINT64_MAX;
+	next = earliest(next, ep->unicast ? msga__upub_tick(ep->pub, now_ns) :
+					    rejoin_tick(ep, now_ns));
+	return earliest(next, msga__mpub_tick(ep->pub, now_ns));
 }
 
 static void on_join_error(struct msga__mgroup *g,

@@ -17,6 +17,17 @@
  * reaches, so nothing is new again and nothing is delivered twice. The
  * tracker's own state must say the same: its "last" is the highest number
  * delivered (0 before the join) and its "first" where it joined.
+ *
+ * The peer also sends heartbeats and ENDs (msga__seq_advance): a kind
+ * byte with its top bit set makes the number a last_sent instead. The
+ * model: 0 says nothing; unjoined, last_sent is the live position (the
+ * join is at last_sent + 1, or at UINT64_MAX itself, which has no next
+ * and then reads as seen); else every number from the next expected up
+ * to last_sent is one gap, and the next expected is last_sent + 1. So
+ * "last" is then the highest number accounted for, delivered or lost.
+ * Beyond the model: every number a gap skipped is still missing or came
+ * late (missing never underflows), a heartbeat delivers nothing, and
+ * delivered is exactly the NEXT, GAP and LATE verdicts.
  */
 #include <string.h>
 
@@ -82,11 +93,35 @@ static enum msga__seq_verdict model_accept(struct model *m, uint64_t seq,
 	return MSGA__SEQ_LATE;
 }
 
+static uint64_t model_advance(struct model *m, uint64_t last_sent,
+			      uint64_t *first_missing)
+{
+	uint64_t skipped;
+
+	if (!last_sent)
+		return 0;
+	if (!m->joined) {
+		m->joined = 1;
+		m->first = last_sent == UINT64_MAX ? last_sent : last_sent + 1;
+		m->next = (unsigned __int128)last_sent + 1;
+		*slot_of(m, last_sent) = last_sent;
+		return 0;
+	}
+	if (last_sent < m->next)
+		return 0;
+	skipped = (uint64_t)(last_sent + 1 - m->next);
+	*first_missing = (uint64_t)m->next;
+	m->next = (unsigned __int128)last_sent + 1;
+	m->c.gaps++;
+	m->c.missing += skipped;
+	return skipped;
+}
+
 /* The next number the peer sends, chosen by the input. */
-static uint64_t next_seq(struct fuzz_in *in, const struct model *m)
+static uint64_t next_seq(struct fuzz_in *in, const struct model *m,
+			 uint8_t kind)
 {
 	uint64_t base = m->next > UINT64_MAX ? UINT64_MAX : (uint64_t)m->next;
-	uint8_t kind = fuzz_u8(in);
 	int8_t delta = (int8_t)fuzz_u8(in);
 
 	switch (kind % 8) {
@@ -103,24 +138,67 @@ static uint64_t next_seq(struct fuzz_in *in, const struct model *m)
 	}
 }
 
+/* An arriving number: the verdict, the gap, the counters. */
+static void accept(struct msga__seqtrack *t, struct model *m, uint64_t seq,
+		   uint64_t *opened, uint64_t *delivered)
+{
+	uint64_t got = 0, want = 0;
+	enum msga__seq_verdict v = msga__seq_accept(t, seq, &got);
+
+	FUZZ_CHECK(v == model_accept(m, seq, &want));
+	if (v == MSGA__SEQ_GAP) {
+		FUZZ_CHECK(got == want);
+		*opened += got;
+	}
+	if (v == MSGA__SEQ_NEXT || v == MSGA__SEQ_GAP || v == MSGA__SEQ_LATE)
+		++*delivered;
+}
+
+/* A heartbeat or an END: the tail gap it shows, and nothing else. */
+static void advance(struct msga__seqtrack *t, struct model *m,
+		    uint64_t last_sent, uint64_t *opened)
+{
+	const uint64_t untouched = 0x5eedull;
+	uint64_t got_first = untouched, want_first = untouched, n;
+	struct msga__seq_counters before = t->c;
+
+	n = msga__seq_advance(t, last_sent, &got_first);
+	FUZZ_CHECK(n == model_advance(m, last_sent, &want_first));
+	FUZZ_CHECK(got_first == want_first);
+	if (n)
+		FUZZ_CHECK(got_first && got_first + (n - 1) == last_sent);
+	*opened += n;
+	FUZZ_CHECK(t->c.delivered == before.delivered &&
+		   t->c.dups == before.dups && t->c.late == before.late &&
+		   t->c.before_join == before.before_join);
+	FUZZ_CHECK(t->c.gaps == before.gaps + (n != 0));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct model m;
 	struct fuzz_in in = { data, size };
 	struct msga__seqtrack t;
+	/* numbers skipped by gaps (< 2^64: each is skipped once) */
+	uint64_t opened = 0, delivered = 0;
 
 	memset(&m, 0, sizeof(m));
 	msga__seq_init(&t);
 	for (unsigned int op = 0; op < MAX_OPS && fuzz_left(&in); op++) {
-		uint64_t seq = next_seq(&in, &m), got = 0, want = 0;
-		enum msga__seq_verdict v = msga__seq_accept(&t, seq, &got);
+		uint8_t kind = fuzz_u8(&in);
+		uint64_t seq = next_seq(&in, &m, kind);
 
-		FUZZ_CHECK(v == model_accept(&m, seq, &want));
-		if (v == MSGA__SEQ_GAP)
-			FUZZ_CHECK(got == want);
+		if (kind & 0x80)
+			advance(&t, &m, seq, &opened);
+		else
+			accept(&t, &m, seq, &opened, &delivered);
 		FUZZ_CHECK(!memcmp(&t.c, &m.c, sizeof(m.c)));
 		FUZZ_CHECK(t.last == (m.joined ? (uint64_t)(m.next - 1) : 0));
 		FUZZ_CHECK(t.first == (m.joined ? m.first : 0));
+		/* each skipped number is still missing or came late */
+		FUZZ_CHECK(t.c.missing <= opened && t.c.late <= opened &&
+			   t.c.missing + t.c.late == opened);
+		FUZZ_CHECK(t.c.delivered == delivered);
 	}
 	return 0;
 }

@@ -19,7 +19,21 @@
  *  - msga__ustreams_refused_first says 1 for a stream never told before
  *    and 0 when asked again before any other stream was told;
  *  - after every step n <= max and msga__ustreams_at finds at each index
- *    exactly the stream the model has there.
+ *    exactly the stream the model has there, heard when the model says,
+ *    in the model's least-recently-heard order.
+ *
+ * Liveness (heartbeats, since 0.6): a HEARTBEAT datagram makes its stream
+ * watched for the time it gives (or not watched, 0) and moves its sequence
+ * position (msga__seq_advance); every datagram clears silent, as the
+ * owner does. msga__ustreams_find looks up an END's stream: it must find
+ * exactly the model's and neither add it nor count as hearing it.
+ * msga__ustreams_scan_silent, with min_watch_ns the shortest watch time
+ * (as the owner passes it) or any, must report exactly the streams of the
+ * model's walk: least recently heard first, stopping at the first silent
+ * for less than min_watch_ns, each watched stream silent for its watch
+ * time or more and not yet reported; marked silent before it is told, and
+ * so told once until heard again. With the shortest watch time, no stream
+ * due is left unreported.
  */
 #include <errno.h>
 #include <string.h>
@@ -43,6 +57,8 @@ struct mstream {
 	struct key k;
 	uint32_t conn_id;
 	uint64_t last_ns;
+	uint64_t watch_ns;
+	int silent;
 	struct msga__ustream_totals c;
 };
 
@@ -65,6 +81,8 @@ struct model {
 	const struct msga__ustreams *t;
 	uint32_t told[MAX_STREAMS], ntold;
 	uint32_t gone_idx[MAX_STREAMS], ngone;
+	/* on_silent's calls in one scan */
+	uint32_t silent_told[MAX_STREAMS], nsilent;
 };
 
 static int same_key(const struct key *a, const struct key *b)
@@ -242,17 +260,34 @@ static void refused(struct msga__ustreams *t, struct model *m,
 	}
 }
 
+/* A HEARTBEAT: its watch time, then the tail it shows. */
+static void heartbeat(struct msga__ustream *s, struct mstream *ms,
+		      uint64_t watch_ns, struct fuzz_in *in)
+{
+	uint64_t first = 0, n;
+
+	s->watch_ns = ms->watch_ns = watch_ns;
+	n = msga__seq_advance(&s->seq, fuzz_u8(in), &first);
+	if (n) {
+		ms->c.gaps++;
+		ms->c.missing += n;
+	}
+}
+
+/* A DATA datagram (hb 0) or a HEARTBEAT (hb 1) of a stream. */
 static void op_get(struct msga__ustreams *t, struct model *m,
-		   struct fuzz_in *in)
+		   struct fuzz_in *in, int hb)
 {
 	uint32_t conn_id = fuzz_u8(in) % MAX_CONNS;
 	struct msga__ustream *s;
+	uint64_t watch_ns;
 	struct key k;
 	char *topic;
 	int idx;
 
 	next_key(in, &k);
 	m->now += fuzz_u8(in);
+	watch_ns = hb ? fuzz_u16(in) : 0; /* 0: a publisher before 0.6 */
 	/* Exactly the name's bytes: it is not NUL-terminated. */
 	topic = fuzz_dup(k.topic, k.len);
 	s = msga__ustreams_get(t, k.origin, topic, k.len, conn_id, m->now);
@@ -278,9 +313,103 @@ static void op_get(struct msga__ustreams *t, struct model *m,
 	} else {
 		FUZZ_CHECK(s && msga__ustreams_pos(t, s) == (uint32_t)idx);
 		check_stream(s, &k, m->s[idx].conn_id);
-		deliver(in, s, &m->s[idx], k.len);
+		/* heard from: the owner clears silent (stream_heard) */
+		s->silent = m->s[idx].silent = 0;
+		if (hb)
+			heartbeat(s, &m->s[idx], watch_ns, in);
+		else
+			deliver(in, s, &m->s[idx], k.len);
 	}
 	free(topic);
+}
+
+/* An END's lookup: found as the model has it, nothing else changes. */
+static void op_find(struct msga__ustreams *t, struct model *m,
+		    struct fuzz_in *in)
+{
+	struct msga__ustream *s;
+	struct key k;
+	char *topic;
+	int idx;
+
+	next_key(in, &k);
+	topic = fuzz_dup(k.topic, k.len);
+	s = msga__ustreams_find(t, k.origin, topic, k.len);
+	idx = k.len > MSGA_TOPIC_MAX ? -1 : model_find(m, &k);
+	if (idx < 0) {
+		FUZZ_CHECK(s == NULL);
+	} else {
+		FUZZ_CHECK(s == &t->streams[idx]);
+		check_stream(s, &k, m->s[idx].conn_id);
+	}
+	free(topic);
+}
+
+static void on_silent(void *arg, struct msga__ustream *s)
+{
+	struct model *m = arg;
+	uint32_t idx = msga__ustreams_pos(m->t, s);
+	const struct mstream *ms;
+
+	FUZZ_CHECK(idx < m->top && m->t->streams[idx].used);
+	ms = &m->s[idx];
+	FUZZ_CHECK(ms->used);
+	/* watched, silent long enough, and not told before */
+	FUZZ_CHECK(s->watch_ns && s->watch_ns == ms->watch_ns);
+	FUZZ_CHECK(m->now - ms->last_ns >= ms->watch_ns);
+	FUZZ_CHECK(s->silent == 1 && !ms->silent);
+	for (uint32_t i = 0; i < m->nsilent; i++)
+		FUZZ_CHECK(m->silent_told[i] != idx);
+	FUZZ_CHECK(m->nsilent < MAX_STREAMS);
+	m->silent_told[m->nsilent++] = idx;
+}
+
+/* The shortest watch time of a stream in the table, 0 if none. */
+static uint64_t min_watch(const struct model *m)
+{
+	uint64_t min = 0;
+
+	for (uint32_t i = 0; i < m->top; i++)
+		if (m->s[i].used && m->s[i].watch_ns &&
+		    (!min || m->s[i].watch_ns < min))
+			min = m->s[i].watch_ns;
+	return min;
+}
+
+static void op_scan(struct msga__ustreams *t, struct model *m,
+		    struct fuzz_in *in)
+{
+	uint8_t how = fuzz_u8(in);
+	uint64_t min = min_watch(m), min_ns;
+	uint32_t n, want = 0;
+
+	/* as the owner passes it, or any (the walk may then stop early) */
+	min_ns = (how & 1) && min ? min : fuzz_u16(in);
+	m->nsilent = 0;
+	n = msga__ustreams_scan_silent(t, m->now, min_ns, on_silent, m);
+	FUZZ_CHECK(n == m->nsilent);
+	for (uint32_t i = 0; i < m->nlru; i++) {
+		struct mstream *ms = &m->s[m->lru[i]];
+		uint64_t quiet = m->now - ms->last_ns; /* < 2^62 */
+
+		if (quiet < min_ns)
+			break;
+		if (!ms->watch_ns || ms->silent || quiet < ms->watch_ns)
+			continue;
+		ms->silent = 1;
+		FUZZ_CHECK(want < n && m->silent_told[want] == m->lru[i]);
+		want++;
+	}
+	FUZZ_CHECK(want == n);
+	if (min_ns > min && min)
+		return;
+	/* the shortest watch time: every stream due was told */
+	for (uint32_t i = 0; i < m->top; i++) {
+		const struct mstream *ms = &m->s[i];
+
+		if (ms->used && ms->watch_ns && !ms->silent)
+			FUZZ_CHECK(m->now - ms->last_ns < ms->watch_ns);
+	}
 }
 
 static void op_evict_conn(struct msga__ustreams *t, struct model *m,
@@ -313,6 +442,7 @@ static void check_table(const struct msga__ustreams *t, struct model *m,
 			const struct msga__ustream_totals *gone_before)
 {
 	const struct msga__ustream_totals *g = &t->gone;
+	uint32_t pos;
 
 	FUZZ_CHECK(t->n == m->n && t->n <= t->max);
 	FUZZ_CHECK(t->evicted == m->evicted);
@@ -339,9 +469,20 @@ static void check_table(const struct msga__ustreams *t, struct model *m,
 		FUZZ_CHECK(s);
 		check_stream(s, &m->s[i].k, m->s[i].conn_id);
 		FUZZ_CHECK(s->seq.c.delivered == m->s[i].c.msgs &&
-			   s->seq.c.dups == m->s[i].c.dups);
+			   s->seq.c.dups == m->s[i].c.dups &&
+			   s->seq.c.gaps == m->s[i].c.gaps &&
+			   s->seq.c.missing == m->s[i].c.missing);
+		FUZZ_CHECK(s->last_ns == m->s[i].last_ns);
+		FUZZ_CHECK(s->watch_ns == m->s[i].watch_ns &&
+			   s->silent == m->s[i].silent);
 	}
-	FUZZ_CHECK(m->nlru ? t->lru.head == m->lru[0] + 1 : !t->lru.head);
+	/* the whole order, least recently heard first */
+	pos = t->lru.head;
+	for (uint32_t i = 0; i < m->nlru; i++) {
+		FUZZ_CHECK(pos == m->lru[i] + 1);
+		pos = t->streams[pos - 1].lru.next;
+	}
+	FUZZ_CHECK(pos == 0);
 }
 
 static uint64_t choose_idle(struct fuzz_in *in)
@@ -376,13 +517,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t op = fuzz_u8(&in);
 
 		if (op < 192) {
-			op_get(&t, &m, &in);
+			op_get(&t, &m, &in, 0);
 		} else if (op < 216) {
 			m.now += fuzz_u32(&in); /* < 2^62 over any run */
 		} else if (op < 236) {
 			op_evict_conn(&t, &m, &in);
-		} else {
+		} else if (op < 244) {
 			op_evict(&t, &m, &in);
+		} else if (op < 248) {
+			op_get(&t, &m, &in, 1);
+		} else if (op < 252) {
+			op_scan(&t, &m, &in);
+		} else {
+			op_find(&t, &m, &in);
 		}
 		check_table(&t, &m, &gone);
 	}

@@ -8,9 +8,12 @@
 # shared read-write with the guest; its `rc` file carries the status back,
 # because a guest that exits right after printing can lose its last output.
 #
-# KVM is tried first where /dev/kvm exists; when it cannot boot the stock
-# kernel (seen: QEMU fails to set MSR 0x10a), the run falls back to TCG.
-# MSGA_VM_KVM=0 skips the KVM attempt. MSGA_VM_TIMEOUT (seconds) bounds it.
+# The VM runs under TCG (software emulation). KVM on these machines cannot
+# boot the stock kernel: QEMU failed to set MSR 0x10a, and on 2026-11-25 a
+# KVM boot spun at full CPU for minutes without reaching the guest, which
+# would have cost a run its whole MSGA_VM_TIMEOUT. MSGA_VM_KVM=1 tries KVM
+# first where /dev/kvm exists, falling back to TCG when the kernel does not
+# boot. MSGA_VM_TIMEOUT (seconds) bounds each boot.
 # MSGA_VM_QEMU_OPTS adds QEMU arguments (two-host.sh: a network link).
 #
 # The guest sees the host's files at the same paths, read-only, except
@@ -89,7 +92,7 @@ boot() {
 }
 
 booted=0
-if [ "${MSGA_VM_KVM:-1}" = 1 ] && [ -w /dev/kvm ]; then
+if [ "${MSGA_VM_KVM:-0}" = 1 ] && [ -w /dev/kvm ]; then
 	boot && true
 	[ -f "$results/booted" ] && booted=1
 	[ $booted = 1 ] || echo "vm-run: KVM could not boot the kernel; falling back to TCG" >&2
