@@ -182,6 +182,14 @@ enum msga_event_type {
 	 * and counted (msga_sub_stats.overflow). Raised once per stream.
 	 */
 	MSGA_EVENT_STREAM_OVERFLOW = 7,
+	/*
+	 * Since 0.6, multicast subscribers of a MSGA_PUB_RELIABLE publisher
+	 * (see msga_sub_connect(3), RECOVERY): [seq, seq + count) of the
+	 * stream could not be recovered (the publisher no longer had it, or
+	 * the repair did not come within the subscriber's limits). Delivery
+	 * goes on after it, in order; nothing else is skipped.
+	 */
+	MSGA_EVENT_LOSS = 8,
 };
 
 /** Connection event, passed to the on_event callback. */
@@ -193,7 +201,7 @@ struct msga_event {
 	struct msga_sub *sub;   /* the subscriber, or NULL */
 	const char *peer;       /* "address:port" of the other side */
 	/*
-	 * GAP, DUPLICATE, REORDER, STREAM_OVERFLOW and a stream's
+	 * GAP, DUPLICATE, REORDER, STREAM_OVERFLOW, LOSS and a stream's
 	 * DISCONNECTED only (else NULL, 0):
 	 */
 	const char *topic;      /* the stream's topic */
@@ -229,6 +237,12 @@ typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
 enum msga_pub_flags {
 	/* claim/send busy-poll the context instead of returning -EAGAIN */
 	MSGA_PUB_BLOCK = 1u << 0,
+	/*
+	 * Since 0.6, mcast:// only: keep the last retransmit_bytes of
+	 * messages and send any of them again when a subscriber misses it
+	 * (a NAK), so that subscribers lose nothing the buffer still holds.
+	 */
+	MSGA_PUB_RELIABLE = 1u << 1,
 };
 
 /** Attributes for msga_pub_create(). Zero-fill, then set .size. */
@@ -265,12 +279,19 @@ struct msga_pub_attr {
 	 * sequence number, so subscribers see a lost tail and a publisher
 	 * that died. While the stream stays idle the interval doubles, up
 	 * to the larger of heartbeat_ms and a fifth of the context's peer
-	 * timeout (and at most 65535 ms). Destroying the publisher sends
+	 * timeout (and at most 32767 ms). Destroying the publisher sends
 	 * each stream's end. 0 = MSGA_HEARTBEAT_DEFAULT_MS; otherwise
 	 * MSGA_HEARTBEAT_MIN_MS to MSGA_HEARTBEAT_MAX_MS. Heartbeats cannot
 	 * be turned off. Ignored over RC, which has keepalives.
 	 */
 	uint32_t heartbeat_ms;
+	/*
+	 * Since 0.6, with MSGA_PUB_RELIABLE: bytes of recent messages kept
+	 * for resending, all topics together. 0 =
+	 * MSGA_RETRANSMIT_DEFAULT_BYTES; otherwise MSGA_RETRANSMIT_MIN_BYTES
+	 * to MSGA_RETRANSMIT_MAX_BYTES.
+	 */
+	uint64_t retransmit_bytes;
 };
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
@@ -280,6 +301,9 @@ struct msga_pub_attr {
 #define MSGA_HEARTBEAT_DEFAULT_MS 100u
 #define MSGA_HEARTBEAT_MIN_MS 1u
 #define MSGA_HEARTBEAT_MAX_MS 60000u
+#define MSGA_RETRANSMIT_DEFAULT_BYTES (8u << 20)
+#define MSGA_RETRANSMIT_MIN_BYTES (64u << 10)
+#define MSGA_RETRANSMIT_MAX_BYTES (1ull << 32)
 
 /** Options of a subscriber. */
 enum msga_sub_flags {
@@ -297,6 +321,12 @@ enum msga_sub_flags {
 	 * mode (msga_ctx_fd()) do this anyway: a WRITE wakes nobody.
 	 */
 	MSGA_SUB_NO_RING = 1u << 2,
+	/*
+	 * Since 0.6: do not recover lost messages of MSGA_PUB_RELIABLE
+	 * publishers; report gaps as for any other (loss tolerant, or
+	 * MSGA_SUB_STOP_ON_GAP).
+	 */
+	MSGA_SUB_NO_RECOVERY = 1u << 3,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
@@ -307,7 +337,33 @@ struct msga_sub_attr {
 	msga_msg_cb on_msg;     /* required */
 	msga_event_cb on_event; /* may be NULL */
 	void *user;
+	/*
+	 * Since 0.6, recovery from MSGA_PUB_RELIABLE publishers: how long a
+	 * gap may wait for its repair, later messages held back meanwhile,
+	 * before it is given up (MSGA_EVENT_LOSS); and the bytes of such
+	 * held-back messages, all streams together, past which the oldest
+	 * gap is given up. 0 = MSGA_RECOVERY_DEFAULT_MS and
+	 * MSGA_RECOVERY_DEFAULT_BYTES.
+	 */
+	uint32_t recovery_ms;
+	uint32_t recovery_bytes;
+	/*
+	 * Since 0.6, late join to MSGA_PUB_RELIABLE publishers: on first
+	 * hearing a stream, first deliver up to this many of its messages
+	 * from before that (from what its publisher still keeps), in order,
+	 * then the live stream, with no gap and no duplicate at the seam.
+	 * What the publisher no longer keeps comes as MSGA_EVENT_LOSS. 0 =
+	 * none; MSGA_HISTORY_ALL = from the stream's first message.
+	 */
+	uint32_t history;
 };
+
+#define MSGA_HISTORY_ALL UINT32_MAX
+
+#define MSGA_RECOVERY_DEFAULT_MS 1000u
+#define MSGA_RECOVERY_MAX_MS 3600000u
+#define MSGA_RECOVERY_DEFAULT_BYTES (16u << 20)
+#define MSGA_RECOVERY_MIN_BYTES (64u << 10)
 
 /** A claimed, not yet committed, message (msga_pub_claim()). */
 struct msga_claim {
@@ -371,6 +427,9 @@ struct msga_sub_stats {
 	uint64_t heartbeats;    /* heartbeat datagrams taken */
 	uint64_t ended;         /* streams whose publisher sent their end */
 	uint64_t silent;        /* streams reported gone silent (-ETIMEDOUT) */
+	uint64_t recovered;     /* lost messages delivered after all (repairs) */
+	uint64_t unrecoverable; /* numbers given up (MSGA_EVENT_LOSS) */
+	uint64_t naks;          /* NAKs sent */
 };
 
 struct msga_stream_stats {

@@ -146,4 +146,5 @@ Test(feed, bad_option_exits_2_with_one_line)
 	expect_usage_error("--vs-write 100");            /* no --pingpong */
 	expect_usage_error("--pingpong --ud --vs-write 100");
 	expect_usage_error("--pingpong --vs-write 9");   /* below 10 */
+	expect_usage_error("--pingpong --reliable");     /* no --mcast */
 }

@@ -254,12 +254,14 @@ static struct msga_pub *full_table(struct msga_ctx **ctx,
 /*
  * A publisher that dies without a word, as a crashed process would: its
  * ENDs never leave (0.6). The private struct is reached into because a
- * publisher in this process cannot crash otherwise: with its endpoint
- * marked dead, msga_pub_destroy() sends nothing.
+ * publisher in this process cannot crash otherwise: while its queue pair
+ * is restarting (udep.c) msga_pub_destroy() sends nothing, and still
+ * leaves its groups and frees all (marking the endpoint dead instead
+ * skipped the leave, and librdmacm leaked the join).
  */
 static void pub_crash(struct msga_pub *pub)
 {
-	pub->mc->dead = 1;
+	pub->mc->restarting = 1;
 	msga_pub_destroy(pub);
 }
 

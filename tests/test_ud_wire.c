@@ -153,7 +153,7 @@ static struct msga__udw_hdr state_hdr(uint8_t type)
 	return (struct msga__udw_hdr){ .type = type, .topic_len = 7,
 				       .origin = 0x1122334455667788ull,
 				       .seq = 0x0102030405060708ull,
-				       .hb_ms = 0xbeef };
+				       .hb_ms = 0x3eef };
 }
 
 static const uint8_t state_types[] = { MSGA__UDW_HEARTBEAT, MSGA__UDW_END };
@@ -171,7 +171,7 @@ Test(ud_wire, heartbeat_and_end_round_trip)
 		cr_assert_eq(got.type, state_types[i]);
 		cr_assert_eq(got.seq, 0x0102030405060708ull);
 		cr_assert_eq(got.origin, 0x1122334455667788ull);
-		cr_assert_eq(got.hb_ms, 0xbeef);
+		cr_assert_eq(got.hb_ms, 0x3eef);
 		cr_assert_eq(got.topic_len, 7);
 		cr_assert_eq(memcmp(got.topic, "md.AAPL", 7), 0);
 		cr_assert_eq(got.hdr_len, hl);
@@ -322,14 +322,78 @@ Test(ud_wire, a_heartbeat_or_end_with_a_pattern_long_name_is_refused)
 	expect_refused(with_pattern_length, "topic_len MSGA_TOPIC_MAX + 1");
 }
 
-Test(ud_wire, types_after_end_are_refused)
+Test(ud_wire, types_after_lost_are_refused)
 {
 	struct msga__udw_hdr h = state_hdr(MSGA__UDW_HEARTBEAT), got;
 	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
 
 	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
-	buf[7] = 6;
-	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 6");
+	buf[7] = 8;
+	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 8");
 	buf[7] = 255;
 	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 255");
+}
+
+/* NAK and LOST name a topic and a range [seq, seq + msg_len), nothing else. */
+Test(ud_wire, nak_and_lost_carry_a_bounded_range)
+{
+	uint8_t types[2] = { MSGA__UDW_NAK, MSGA__UDW_LOST };
+
+	for (int i = 0; i < 2; i++) {
+		struct msga__udw_hdr h = { .type = types[i], .topic_len = 7,
+					   .origin = 42, .seq = 100,
+					   .msg_len = 5 }, got;
+		uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+		cr_assert_eq(got.type, types[i]);
+		cr_assert_eq(got.seq, 100);
+		cr_assert_eq(got.msg_len, 5);
+		cr_assert_eq(got.origin, 42);
+		h.msg_len = 0;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "empty");
+		h.msg_len = MSGA__UDW_RANGE_MAX + 1;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "too wide");
+		h.msg_len = 2;
+		h.seq = UINT64_MAX;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "wraps");
+		h.msg_len = 1;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "the last number");
+		h.seq = 0;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "seq 0");
+		h.seq = 1;
+		h.flags = MSGA__UDW_RETX;
+		msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "flags");
+	}
+}
+
+/* A resend is DATA with the RETX flag; bit 15 of hb says "I keep them". */
+Test(ud_wire, a_resend_and_the_retains_bit_round_trip)
+{
+	struct msga__udw_hdr h = { .flags = MSGA__UDW_FIRST | MSGA__UDW_LAST |
+					    MSGA__UDW_RETX,
+				   .topic_len = 7, .origin = 1, .seq = 9,
+				   .msg_len = 0, .hb_ms = MSGA__UDW_HB_MS_MAX,
+				   .retains = 1 }, got;
+	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.flags, h.flags);
+	cr_assert_eq(got.retains, 1);
+	cr_assert_eq(got.hb_ms, MSGA__UDW_HB_MS_MAX);
+	cr_assert_eq(buf[35], 0xff, "bit 15 of hb, little-endian");
+	h.retains = 0;
+	msga__udw_put(buf, &h, "md.AAPL");
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.retains, 0);
+	cr_assert_eq(got.hb_ms, MSGA__UDW_HB_MS_MAX);
+	h.flags = MSGA__UDW_RETX | 8;
+	msga__udw_put(buf, &h, "md.AAPL");
+	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "an unknown flag");
 }

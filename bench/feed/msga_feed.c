@@ -66,6 +66,7 @@ struct opts {
 	long iters;
 	int pingpong;
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
+	int reliable;       /* --reliable: MSGA_PUB_RELIABLE publishers */
 	int ud;             /* --ud: unicast UD (ud://) instead of RC */
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
@@ -238,7 +239,8 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	struct msga_ctx_attr ca = { .size = sizeof(ca), .local_addr = o->addr,
 				    .dev_name = o->dev };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
-				    .user = ep };
+				    .user = ep,
+				    .flags = o->reliable ? MSGA_PUB_RELIABLE : 0 };
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = sub_pattern,
 				    .on_msg = on_msg, .on_event = on_event,
 				    .user = ep,
@@ -932,6 +934,8 @@ static void usage(void)
 	       "  --pingpong        latency mode: one in flight, -n iterations\n"
 	       "  --mcast GROUP     over UD multicast: feed on GROUP (IPv4),\n"
 	       "                    echoes on GROUP+1 (default: RC)\n"
+	       "  --reliable        with --mcast: reliable publishers (they keep\n"
+	       "                    messages and answer NAKs: loss recovery)\n"
 	       "  --ud              over unicast UD (ud://) instead of RC\n"
 	       "  --no-ring         RC data by SEND/RECV, not the WRITE ring\n"
 	       "  --vs-write BLOCK  with --pingpong over RC: also a bare RDMA\n"
@@ -966,6 +970,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "pingpong", no_argument, NULL, 'P' },
 		{ "mcast", required_argument, NULL, 'G' },
 		{ "ud", no_argument, NULL, 'U' },
+		{ "reliable", no_argument, NULL, 'Y' },
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "vs-write", required_argument, NULL, 'W' },
 		{ "json", required_argument, NULL, 'J' },
@@ -995,6 +1000,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->pingpong = 1; break;
 		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'U': o->ud = 1; break;
+		case 'Y': o->reliable = 1; break;
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->vs_write = parse_num(optarg, 10, 100000, "--vs-write"); break;
 		case 'J': o->json = optarg; break;
@@ -1026,6 +1032,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->ud && o->mcast)
 		usage_error("--ud (with --mcast: pick one)", "--ud");
+	if (o->reliable && !o->mcast)
+		usage_error("--reliable (only with --mcast)", "--reliable");
 	if (o->base > o->max_rate)
 		usage_error("--base (above --max-rate)", argv[optind]);
 	if (o->vs_write && (!o->pingpong || o->ud || o->mcast))

@@ -213,6 +213,7 @@ static const char *event_name(enum msga_event_type t)
 	case MSGA_EVENT_DUPLICATE: return "duplicate";
 	case MSGA_EVENT_REORDER: return "reorder";
 	case MSGA_EVENT_STREAM_OVERFLOW: return "stream-overflow";
+	case MSGA_EVENT_LOSS: return "loss";
 	}
 	return "event";
 }
@@ -230,7 +231,7 @@ static void print_event(const struct msga_event *ev, const struct member *m)
 		return;
 	}
 	if (ev->type == MSGA_EVENT_GAP || ev->type == MSGA_EVENT_DUPLICATE ||
-	    ev->type == MSGA_EVENT_REORDER ||
+	    ev->type == MSGA_EVENT_REORDER || ev->type == MSGA_EVENT_LOSS ||
 	    ev->type == MSGA_EVENT_STREAM_OVERFLOW) {
 		fprintf(stderr, "msga_stat: %s %s origin %016" PRIx64
 			" seq %" PRIu64 " count %" PRIu64 " (%s)\n",
@@ -330,11 +331,13 @@ static void json_total(double t, const struct msga_sub_stats *s, double rate,
 	       ",\"filtered\":%" PRIu64 ",\"local\":%" PRIu64
 	       ",\"overflow\":%" PRIu64 ",\"heartbeats\":%" PRIu64
 	       ",\"streams_ended\":%" PRIu64 ",\"streams_silent\":%" PRIu64
+	       ",\"recovered\":%" PRIu64 ",\"unrecoverable\":%" PRIu64
+	       ",\"naks\":%" PRIu64
 	       ",\"msgs_per_s\":%.1f,\"memberships_up\":%d,\"final\":%s}\n",
 	       t, s->streams, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
 	       s->late, s->reasm_drops, s->foreign, s->filtered, s->local,
-	       s->overflow, s->heartbeats, s->ended, s->silent, rate, up,
-	       final ? "true" : "false");
+	       s->overflow, s->heartbeats, s->ended, s->silent, s->recovered,
+	       s->unrecoverable, s->naks, rate, up, final ? "true" : "false");
 }
 
 static int members_in(const struct opts *o, enum member_state st)

@@ -78,11 +78,43 @@ static int pub_heartbeat(struct msga_pub *pub,
 	cap_ms = pub->ctx->peer_timeout_ns / 5000000u;
 	if (cap_ms < ms)
 		cap_ms = ms;
-	if (cap_ms > UINT16_MAX)
-		cap_ms = UINT16_MAX;
+	if (cap_ms > MSGA__UDW_HB_MS_MAX)
+		cap_ms = MSGA__UDW_HB_MS_MAX;
 	pub->hb_ns = ms * 1000000u;
 	pub->hb_cap_ms = (uint16_t)cap_ms;
 	return 0;
+}
+
+/*
+ * MSGA_PUB_RELIABLE (0.6): a multicast publisher keeps retransmit_bytes of
+ * messages to answer NAKs (mcast_retx.c). RC is reliable already: the
+ * flag changes nothing there. Over ud:// recovery is not there yet.
+ */
+static int pub_reliable(struct msga_pub *pub, const struct msga_pub_attr *attr,
+			int mcast, int ud)
+{
+	uint64_t bytes = MSGA_RETRANSMIT_DEFAULT_BYTES;
+
+	if (PUB_ATTR_HAS(attr, retransmit_bytes)) {
+		if (attr->retransmit_bytes < MSGA_RETRANSMIT_MIN_BYTES ||
+		    attr->retransmit_bytes > MSGA_RETRANSMIT_MAX_BYTES)
+			return msga__ctx_fail(pub->ctx, -EINVAL,
+					      "msga_pub_create: retransmit_bytes"
+					      " %llu is not 0 or %u to %llu",
+					      (unsigned long long)
+					      attr->retransmit_bytes,
+					      MSGA_RETRANSMIT_MIN_BYTES,
+					      (unsigned long long)
+					      MSGA_RETRANSMIT_MAX_BYTES);
+		bytes = attr->retransmit_bytes;
+	}
+	if (ud)
+		return msga__ctx_fail(pub->ctx, -EOPNOTSUPP, "msga_pub_create: "
+				      "MSGA_PUB_RELIABLE is for mcast:// (and "
+				      "rdma://, reliable anyway), not ud://");
+	if (!mcast)
+		return 0;
+	return msga__mpub_retx_init(pub, bytes);
 }
 
 static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
@@ -148,7 +180,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (pubp)
 		*pubp = NULL;
 	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
-	    (attr->flags & ~(uint32_t)MSGA_PUB_BLOCK))
+	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE)))
 		return -EINVAL;
 	mcast = attr->uri && !strncmp(attr->uri, "mcast://", 8);
 	ud = attr->uri && !strncmp(attr->uri, "ud://", 5);
@@ -177,6 +209,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	ret = pub_limits(pub, attr);
 	if (!ret)
 		ret = pub_alloc(pub);
+	if (!ret && (attr->flags & MSGA_PUB_RELIABLE))
+		ret = pub_reliable(pub, attr, mcast, ud);
 	if (!ret)
 		ret = mcast ? msga__mpub_create(pub, attr->uri) :
 		      ud ? msga__upub_create(pub, attr->uri) :
@@ -232,6 +266,7 @@ static void pub_free(struct msga_pub *pub)
 	if (pub->mc)
 		msga__udep_free(pub->mc); /* its QP first: it uses tx_mr */
 	msga__upub_fini(pub);
+	msga__mpub_retx_fini(pub);
 	if (pub->tx_mr)
 		ibv_dereg_mr(pub->tx_mr);
 	if (pub->big_mr)

@@ -15,9 +15,14 @@
 #include "list.h"
 #include "mcast_map.h"
 #include "reasm.h"
+#include "repair.h"
+#include "retain.h"
 #include "ud_stream.h"
+#include "wire.h"
 
 #define MSGA__PUB_TX_SLOTS 128u  /* publisher's shared send buffers */
+/* One send (and RC receive) buffer: an RC header and a whole fragment. */
+#define MSGA__DATA_SLOT (MSGA__WIRE_HDR_LEN + MSGA_FRAG_MAX) /* 4096 */
 
 /* Tags for what a send work request still references. */
 #define MSGA__TAG_NONE (-1)
@@ -46,6 +51,8 @@ struct msga__topic {
 	uint64_t hb_seq;
 	uint64_t hb_due_ns;
 	uint64_t hb_gap_ns;
+	/* reliable: the range last resent, and when (mcast_retx.c) */
+	uint64_t retx_lo, retx_hi, retx_at_ns;
 };
 
 /*
@@ -118,6 +125,12 @@ struct msga_pub {
 	uint16_t hb_cap_ms;             /* the longest interval, announced */
 	uint64_t hb_look_ns;            /* next look at the topics */
 	int hb_active;                  /* a commit since the last look */
+	/* MSGA_PUB_RELIABLE (mcast_retx.c) */
+	int reliable;
+	struct msga__retain retain;
+	uint64_t retx_window_ns;        /* the NAK budget's window start */
+	uint32_t retx_sent;             /* datagrams for NAKs in it */
+	uint64_t naks_taken, retx_msgs, lost_sent;
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
 
@@ -140,6 +153,13 @@ struct msga_sub {
 	struct msga__reasm reasm;
 	struct msga_sub_stats st;
 	uint64_t silence_look_ns;      /* next look for silent streams */
+	/* recovery from reliable publishers (mcast_repair.c) */
+	uint64_t recovery_ns;          /* msga_sub_attr.recovery_ms */
+	uint32_t recovery_bytes;
+	uint32_t history;              /* msga_sub_attr.history */
+	int repair_on;                 /* sub->repair is set up */
+	struct msga__repair repair;
+	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

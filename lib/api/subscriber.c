@@ -24,10 +24,36 @@ static struct msga__conn *own_conn(struct msga__list *pos)
 	return msga__container_of(pos, struct msga__conn, own_node);
 }
 
+/* A 0.6 field, which a caller built against 0.5 does not have: 0 if so. */
+#define SUB_ATTR_GET(attr, field) \
+	((attr)->size >= offsetof(struct msga_sub_attr, field) + \
+			 sizeof((attr)->field) ? (attr)->field : 0)
+
+/* recovery_ms and recovery_bytes, or their defaults; -EINVAL if wrong. */
+static int recovery_limits(struct msga_ctx *ctx,
+			   const struct msga_sub_attr *attr, uint32_t *ms,
+			   uint32_t *bytes)
+{
+	*ms = SUB_ATTR_GET(attr, recovery_ms);
+	*bytes = SUB_ATTR_GET(attr, recovery_bytes);
+	if (*ms > MSGA_RECOVERY_MAX_MS)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "recovery_ms %u is above %u", *ms,
+				      MSGA_RECOVERY_MAX_MS);
+	if (*bytes && *bytes < MSGA_RECOVERY_MIN_BYTES)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "recovery_bytes %u is below %u", *bytes,
+				      MSGA_RECOVERY_MIN_BYTES);
+	*ms = *ms ? *ms : MSGA_RECOVERY_DEFAULT_MS;
+	*bytes = *bytes ? *bytes : MSGA_RECOVERY_DEFAULT_BYTES;
+	return 0;
+}
+
 MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 			     const struct msga_sub_attr *attr,
 			     struct msga_sub **subp)
 {
+	uint32_t ms, bytes;
 	struct msga_sub *sub;
 	int ret;
 
@@ -36,9 +62,13 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	if (!ctx || !attr || !subp || attr->size < SUB_ATTR_MIN_SIZE ||
 	    (attr->flags & ~(uint32_t)(MSGA_SUB_NO_LOCAL |
 					MSGA_SUB_STOP_ON_GAP |
-					MSGA_SUB_NO_RING)) ||
+					MSGA_SUB_NO_RING |
+					MSGA_SUB_NO_RECOVERY)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
+	ret = recovery_limits(ctx, attr, &ms, &bytes);
+	if (ret)
+		return ret;
 	ret = msga__ctx_cm_channel(ctx);
 	if (ret)
 		return ret;
@@ -51,6 +81,9 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->on_event = attr->on_event;
 	sub->user = attr->user;
 	sub->flags = attr->flags;
+	sub->recovery_ns = (uint64_t)ms * 1000000u;
+	sub->recovery_bytes = bytes;
+	sub->history = SUB_ATTR_GET(attr, history);
 	msga__list_init(&sub->conns);
 	msga__list_init(&sub->mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ops, 0);

@@ -44,6 +44,8 @@ struct msga__ustream {
 	int silent;
 	/* its publisher ended it: kept for its counters, first to go */
 	int retired;
+	/* the owner's: lost messages are recovered (repair.h) */
+	int repaired;
 	/* table's own */
 	int used;
 	uint32_t hash;

@@ -30,7 +30,8 @@ uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 	p[7] = h->type;
 	msga__put64(p + 8, h->origin);
 	msga__put16(p + 32, h->frag_size);
-	msga__put16(p + 34, h->hb_ms);
+	msga__put16(p + 34, (uint16_t)((h->hb_ms & MSGA__UDW_HB_MS_MAX) |
+				       (h->retains ? MSGA__UDW_HB_RETAINS : 0)));
 	memcpy(p + MSGA__UDW_FIXED, topic, h->topic_len);
 	msga__udw_restamp(buf, h);
 	return len;
@@ -41,7 +42,8 @@ static int frag_ok(const struct msga__udw_hdr *h)
 {
 	uint32_t flags = h->flags;
 
-	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST) || !h->seq ||
+	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST | MSGA__UDW_RETX) ||
+	    !h->seq ||
 	    h->msg_len > MSGA_MSG_MAX || h->off > h->msg_len ||
 	    h->payload > h->msg_len - h->off)
 		return 0;
@@ -49,6 +51,7 @@ static int frag_ok(const struct msga__udw_hdr *h)
 		return 0;
 	if ((flags & MSGA__UDW_LAST) && h->off + h->payload != h->msg_len)
 		return 0;
+	flags &= ~MSGA__UDW_RETX;
 	if (flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
 		return 1;
 	/* A fragment: every one but the last carries frag_size bytes. */
@@ -62,6 +65,15 @@ static int stream_state_ok(const struct msga__udw_hdr *h)
 {
 	return !h->payload && !h->flags && h->seq && !h->msg_len && !h->off &&
 	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX;
+}
+
+/* NAK and LOST: a topic and a range [seq, seq + msg_len) that fits. */
+static int range_ok(const struct msga__udw_hdr *h)
+{
+	return !h->payload && !h->flags && h->seq && !h->off &&
+	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX &&
+	       h->msg_len && h->msg_len <= MSGA__UDW_RANGE_MAX &&
+	       h->seq - 1 <= UINT64_MAX - h->msg_len;
 }
 
 int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
@@ -80,16 +92,19 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->msg_len = msga__get32(p + 24);
 	h->off = msga__get32(p + 28);
 	h->frag_size = msga__get16(p + 32);
-	h->hb_ms = msga__get16(p + 34);
+	h->hb_ms = msga__get16(p + 34) & MSGA__UDW_HB_MS_MAX;
+	h->retains = (msga__get16(p + 34) & MSGA__UDW_HB_RETAINS) != 0;
 	h->topic = (const char *)p + MSGA__UDW_FIXED;
 	h->hdr_len = msga__udw_hdr_len(h->topic_len);
 	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX + 1 ||
 	    h->hdr_len > n || memchr(h->topic, '\0', h->topic_len) ||
-	    h->type > MSGA__UDW_END)
+	    h->type > MSGA__UDW_LOST)
 		return -EPROTO;
 	h->payload = (uint32_t)(n - h->hdr_len);
 	if (h->type == MSGA__UDW_HEARTBEAT || h->type == MSGA__UDW_END)
 		return stream_state_ok(h) ? 0 : -EPROTO;
+	if (h->type == MSGA__UDW_NAK || h->type == MSGA__UDW_LOST)
+		return range_ok(h) ? 0 : -EPROTO;
 	if (h->type != MSGA__UDW_DATA) /* control: a pattern, nothing else */
 		return h->payload ? -EPROTO : 0;
 	if (h->topic_len > MSGA_TOPIC_MAX)

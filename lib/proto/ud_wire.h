@@ -15,8 +15,9 @@
  *  24  u32 msg_len    whole message length
  *  28  u32 off        offset of this fragment's bytes in the message
  *  32  u16 frag_size  payload of every fragment but the last
- *  34  u16 hb_ms      the publisher's longest heartbeat interval, ms; 0 from
- *                     a publisher that sends none (before 0.6)
+ *  34  u16 hb         bits 0-14: the publisher's longest heartbeat interval,
+ *                     ms (0 from a publisher that sends none, before 0.6);
+ *                     bit 15: it keeps its messages and answers NAKs
  *  36  topic name (topic_len bytes), zero padding to a multiple of 8
  *
  * then the payload. A whole message in one datagram has FIRST|LAST, off 0.
@@ -34,6 +35,14 @@
  * that sent nothing says nothing). A subscriber before 0.6 counts them as
  * foreign datagrams and drops them; its data path is unchanged, since
  * DATA's layout is (hb_ms sat in a field it never read).
+ *
+ * Loss recovery (0.6, a publisher with MSGA_PUB_RELIABLE): a subscriber
+ * that misses numbers of such a stream sends the publisher's QP a NAK
+ * (unicast): name the topic, origin the publisher, seq the first number
+ * missing and msg_len how many. The publisher sends the messages again to
+ * the group, as DATA with the RETX flag, or, for numbers it no longer
+ * keeps, a LOST datagram with the same fields as the NAK. A subscriber
+ * before 0.6 takes RETX datagrams and LOST for foreign ones.
  */
 #ifndef MSGA_UD_WIRE_H
 #define MSGA_UD_WIRE_H
@@ -48,6 +57,11 @@
 #define MSGA__UDW_HDR_MAX 104u
 #define MSGA__UDW_FIRST 1u
 #define MSGA__UDW_LAST 2u
+#define MSGA__UDW_RETX 4u  /* DATA sent again, answering a NAK */
+#define MSGA__UDW_HB_MS_MAX 0x7fffu
+#define MSGA__UDW_HB_RETAINS 0x8000u
+/* Numbers one NAK or LOST may name. */
+#define MSGA__UDW_RANGE_MAX 4096u
 
 enum msga__udw_type {
 	MSGA__UDW_DATA = 0,
@@ -56,6 +70,8 @@ enum msga__udw_type {
 	MSGA__UDW_UNSUBSCRIBE = 3,
 	MSGA__UDW_HEARTBEAT = 4,
 	MSGA__UDW_END = 5,
+	MSGA__UDW_NAK = 6,
+	MSGA__UDW_LOST = 7,
 };
 
 struct msga__udw_hdr {
@@ -64,6 +80,7 @@ struct msga__udw_hdr {
 	uint8_t topic_len;
 	uint16_t frag_size;
 	uint16_t hb_ms;      /* the sender's heartbeat interval cap, ms */
+	uint8_t retains;     /* the sender answers NAKs (hb bit 15) */
 	uint32_t msg_len;
 	uint32_t off;
 	uint64_t origin;

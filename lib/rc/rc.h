@@ -19,8 +19,7 @@
 #include "ring.h"
 #include "slow_consumer.h"
 
-/* Receive and send geometry, per connection. */
-#define MSGA__DATA_SLOT (MSGA__WIRE_HDR_LEN + MSGA_FRAG_MAX) /* 4096 */
+/* Receive and send geometry, per connection (MSGA__DATA_SLOT: pubsub.h). */
 /*
  * Registered memory is pinned, and siw counts it against RLIMIT_MEMLOCK
  * (8 MiB by default) even for root: keep a publisher and a subscriber

@@ -45,6 +45,27 @@
 /* A publisher's queue pair restarts after a failed send, the n-th time in
  * a row after min(2^n, 1024) ms (udep.c). */
 #define MSGA__UD_RESTART_MAX_SHIFT 10u
+/*
+ * A reliable publisher's answers to NAKs (mcast_retx.c): a topic's range
+ * resent this recently is not resent for another NAK; at most BUDGET
+ * datagrams go out for NAKs per WINDOW; and resends leave half the send
+ * buffers to the live stream.
+ */
+#define MSGA__UD_RETX_HOLDOFF_NS 5000000ull  /* 5 ms */
+#define MSGA__UD_RETX_WINDOW_NS 10000000ull  /* 10 ms */
+#define MSGA__UD_RETX_BUDGET 256u
+#define MSGA__UD_PUB_NAK_DEPTH 64u           /* receives for NAKs */
+/*
+ * A subscriber's recovery (mcast_repair.c): NAK timing (the first after a
+ * random wait up to DELAY, so that subscribers missing the same datagram
+ * do not all ask at once; then every RETRY), the publishers it can NAK at
+ * once, and the open gaps a stream may have.
+ */
+#define MSGA__UD_NAK_DELAY_NS 1000000ull     /* 1 ms */
+#define MSGA__UD_NAK_RETRY_NS 20000000ull    /* 20 ms */
+#define MSGA__UD_NAKDST_MAX 64u
+#define MSGA__UD_REPAIR_GAPS 64u
+
 /* A receive's wr_id carries this bit, a send's is its sequence number:
  * the opcode of an error completion is undefined, the wr_id is not. */
 #define MSGA__UD_WR_RECV (1ull << 63)
@@ -72,6 +93,8 @@ struct msga__mgroup {
 	int status;                  /* FAILED: why */
 	int sendonly;                /* this join is send-only */
 	int joined;                  /* rdma_join_multicast succeeded */
+	/* the join's: our port, GID index, hop limit (mcast_repair.c) */
+	struct ibv_ah_attr join_attr;
 	struct ibv_ah *ah;
 	uint32_t qpn, qkey;
 	/*
@@ -85,6 +108,13 @@ struct msga__mgroup {
 	int was_ready;               /* joined once: a loss is rejoined */
 	uint32_t rejoin_attempt;
 	uint64_t rejoin_at_ns;
+};
+
+/* Where one reliable publisher takes NAKs: its QP, from its datagrams. */
+struct msga__nakdst {
+	uint64_t origin;             /* 0: free */
+	struct msga__mgroup g;       /* address handle (counted), QPN, Q_Key */
+	uint64_t used_ns;
 };
 
 struct msga__udep {
@@ -110,6 +140,9 @@ struct msga__udep {
 	uint32_t holds;
 	uint32_t rx_posted;          /* receives not yet completed */
 	struct msga__rxslot *cur;    /* slot being delivered, for hold */
+	/* the datagram being classified (mcast_repair.c: its sender) */
+	const struct ibv_wc *rx_wc;
+	const void *rx_grh;
 
 	/* send queue (publishers) */
 	uint32_t sq_depth, unsig;
@@ -200,12 +233,21 @@ void msga__mpub_on_group(struct msga__mgroup *g, int status);
 void msga__mpub_on_death(struct msga_pub *pub, int status);
 uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now);
 void msga__mpub_close(struct msga_pub *pub);
+uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id);
+int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
+			uint64_t seq, uint32_t count, int signal);
+
+/* mcast_retx.c */
+int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes);
+void msga__mpub_retx_fini(struct msga_pub *pub);
+void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			const struct ibv_wc *wc, uint64_t now_ns);
 
 /* mcast_sub.c */
 int msga__msub_connect(struct msga_sub *sub, const char *uri);
 int msga__msub_init(struct msga_sub *sub);
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
-			uint32_t byte_len, uint64_t now_ns);
+			const struct ibv_wc *wc, uint64_t now_ns);
 void msga__msub_on_group(struct msga__mgroup *g, int status);
 int msga__msub_hold(struct msga__rxslot *slot);
 void msga__msub_release(struct msga__rxslot *slot);
@@ -214,6 +256,31 @@ void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
 uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns);
+void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
+		     struct msga__rxslot *slot, uint64_t seq, const void *data,
+		     uint32_t len, uint64_t now_ns);
+void msga__msub_stream_event(struct msga__udep *ep,
+			     const struct msga__ustream *s,
+			     enum msga_event_type type, uint64_t seq,
+			     uint64_t count);
+void msga__msub_stop(struct msga__udep *ep, int status);
+struct msga__udep *msga__msub_mship(struct msga_sub *sub, uint32_t conn_id);
+
+/* mcast_repair.c */
+int msga__mrep_init(struct msga_sub *sub);
+void msga__mrep_fini(struct msga_sub *sub);
+void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
+		      const struct msga__udw_hdr *h, const struct ibv_wc *wc,
+		      const void *grh);
+void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
+			struct msga__rxslot *slot,
+			const struct msga__udw_hdr *h, const void *data,
+			uint32_t len, uint64_t now_ns);
+void msga__mrep_sent(struct msga__udep *ep, struct msga__ustream *s,
+		     uint64_t last, uint64_t now_ns);
+void msga__mrep_lost(struct msga__udep *ep, const struct msga__udw_hdr *h);
+uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns);
+void msga__mrep_forget(struct msga_sub *sub, uint32_t idx);
 
 /* ud_unicast.c */
 int msga__upub_create(struct msga_pub *pub, const char *uri);

@@ -39,7 +39,9 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri)
 	if (msga__parse_mcast_uri(uri, &pub->mc_range))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
 				      "multicast uri '%s'", uri);
-	ret = msga__udep_new(ctx, 0, MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
+	/* a reliable publisher takes NAKs on its queue pair */
+	ret = msga__udep_new(ctx, pub->reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
+			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
 	if (!ret)
 		ret = msga__mpub_setup(pub);
 	if (ret)
@@ -87,7 +89,7 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 	return 0;
 }
 
-static uint32_t single_max(const struct msga_pub *pub, uint32_t topic_id)
+uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id)
 {
 	return pub->mc->max_dgram -
 	       msga__udw_hdr_len(pub->topics[topic_id].name_len);
@@ -142,7 +144,7 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 		return -EAGAIN;
 	targets(pub, topic_id, &n);
 	/* A message up to MSGA_FRAG_MAX goes out whole at commit. */
-	if (len <= single_max(pub, topic_id))
+	if (len <= msga__mpub_single_max(pub, topic_id))
 		return msga__udep_sq_room(pub->mc) >= (int)n ? 0 : -EAGAIN;
 	if (len <= MSGA_FRAG_MAX)
 		return msga__udep_sq_room(pub->mc) >=
@@ -160,7 +162,7 @@ static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 		.flags = (uint8_t)flags, .topic_len = t->name_len,
 		.frag_size = (uint16_t)pub->frag, .msg_len = pub->big_len,
 		.off = off, .origin = pub->origin, .seq = pub->big_seq,
-		.hb_ms = pub->hb_cap_ms,
+		.hb_ms = pub->hb_cap_ms, .retains = pub->reliable,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
 	int inl = hl + n <= ep->max_inline;
@@ -244,12 +246,16 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->big_len = len;
 	pub->big_seq = ++pub->topics[claim->topic_id].seq;
 	pub->hb_active = 1; /* (heartbeats: msga__mpub_tick) */
+	/* a copy, for NAKs (mcast_retx.c), of what a resend can carry */
+	if (pub->reliable && len <= MSGA_FRAG_MAX)
+		msga__retain_put(&pub->retain, claim->topic_id, pub->big_seq,
+				 claim->data, len);
 	pub->pump_data = claim->data;
 	pub->pump_off = 0;
 	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
 	pub->pump_mask = targets(pub, claim->topic_id, &n);
-	if (len <= single_max(pub, claim->topic_id)) {
+	if (len <= msga__mpub_single_max(pub, claim->topic_id)) {
 		ret = post_to_all(pub, 0, len,
 				  MSGA__UDW_FIRST | MSGA__UDW_LAST);
 	} else {
@@ -266,18 +272,20 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 }
 
 /*
- * A stream's state, no payload, to every target of topic_id: a HEARTBEAT
- * or an END carrying the last sequence number it sent. 0, or -EAGAIN when
- * the send queue has no room for all of them (none is sent then).
+ * A stream's control datagram, no payload, to every target of topic_id:
+ * a HEARTBEAT or an END carrying the last sequence number it sent (count
+ * 0), or a LOST naming [seq, seq + count). 0, or -EAGAIN when the send
+ * queue has no room for all of them (none is sent then).
  */
-static int post_state(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
-		      int signal)
+int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
+			uint64_t seq, uint32_t count, int signal)
 {
 	const struct msga__topic *t = &pub->topics[topic_id];
 	struct msga__udep *ep = pub->mc;
 	struct msga__udw_hdr h = {
 		.type = type, .topic_len = t->name_len, .origin = pub->origin,
-		.seq = t->seq, .hb_ms = pub->hb_cap_ms,
+		.seq = seq, .msg_len = count, .hb_ms = pub->hb_cap_ms,
+		.retains = pub->reliable,
 	};
 	uint32_t n;
 	uint64_t mask = targets(pub, topic_id, &n);
@@ -338,7 +346,8 @@ uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 			t->hb_gap_ns = pub->hb_ns;
 			busy = 1;
 		} else if (msga__time_reached(now, t->hb_due_ns)) {
-			if (post_state(pub, i, MSGA__UDW_HEARTBEAT, 0)) {
+			if (msga__mpub_post_ctl(pub, i, MSGA__UDW_HEARTBEAT,
+						t->seq, 0, 0)) {
 				busy = 1; /* the queue is full: look again soon */
 				break;
 			}
@@ -373,7 +382,9 @@ void msga__mpub_close(struct msga_pub *pub)
 		if (!pub->topics[i].seq)
 			continue;
 		for (int copy = 0; copy < 2; copy++) {
-			while (post_state(pub, i, MSGA__UDW_END, 1) == -EAGAIN &&
+			while (msga__mpub_post_ctl(pub, i, MSGA__UDW_END,
+						   pub->topics[i].seq, 0,
+						   1) == -EAGAIN &&
 			       !ep->dead && msga__udep_drain(ep, until))
 				;
 		}

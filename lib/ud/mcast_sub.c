@@ -30,6 +30,7 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 {
 	struct msga_sub *sub = arg;
 
+	stream %= MSGA_SUB_STREAMS_MAX; /* (a resend's slot: reassemble) */
 	if (stream < sub->streams.top && sub->streams.streams[stream].used)
 		sub->streams.streams[stream].reasm_drops++;
 }
@@ -40,6 +41,8 @@ static void on_stream_evict(void *arg, uint32_t idx)
 	struct msga_sub *sub = arg;
 
 	msga__reasm_forget(&sub->reasm, idx);
+	msga__reasm_forget(&sub->reasm, idx + MSGA_SUB_STREAMS_MAX);
+	msga__mrep_forget(sub, idx);
 }
 
 int msga__msub_init(struct msga_sub *sub)
@@ -57,9 +60,12 @@ int msga__msub_init(struct msga_sub *sub)
 	sub->streams.evict_arg = sub;
 	/*
 	 * One message in reassembly per stream (a stream's index in the
-	 * table is its index there), all within the default byte budget.
+	 * table is its index there), and one resend (its index plus
+	 * MSGA_SUB_STREAMS_MAX: a repair must not cut the live message
+	 * short), all within the default byte budget.
 	 */
-	ret = msga__reasm_init(&sub->reasm, MSGA_SUB_STREAMS_MAX, MSGA_MSG_MAX,
+	ret = msga__reasm_init(&sub->reasm, 2 * MSGA_SUB_STREAMS_MAX,
+			       MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
 		msga__ustreams_fini(&sub->streams);
@@ -90,7 +96,9 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 	ret = msga__msub_init(sub);
 	if (ret)
 		return ret;
-	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, 0, NULL, &ep);
+	/* (a send queue for NAKs: mcast_repair.c) */
+	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, MSGA__UD_SUB_SQ_DEPTH,
+			     NULL, &ep);
 	if (ret)
 		return ret;
 	ep->sub = sub;
@@ -129,26 +137,28 @@ static void topic_event(struct msga__udep *ep, const char *topic,
 		sub->on_event(&ev, sub->user);
 }
 
-static void stream_event(struct msga__udep *ep, const struct msga__ustream *s,
-			 enum msga_event_type type, uint64_t seq,
-			 uint64_t count)
+void msga__msub_stream_event(struct msga__udep *ep,
+			     const struct msga__ustream *s,
+			     enum msga_event_type type, uint64_t seq,
+			     uint64_t count)
 {
 	topic_event(ep, s->topic, s->origin, type, seq, count);
 }
 
 /*
  * One stream is over, the membership goes on: DISCONNECTED naming it,
- * status 0 for an END from its publisher, -ETIMEDOUT for silence.
+ * status 0 for an END from its publisher, -ETIMEDOUT for silence, and
+ * seq the stream's last number known.
  */
 static void stream_gone(struct msga__udep *ep, const struct msga__ustream *s,
-			int status)
+			int status, uint64_t seq)
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_event ev = {
 		.type = MSGA_EVENT_DISCONNECTED, .status = status,
 		.conn_id = ep->id, .sub = sub,
 		.peer = ep->ngroups ? ep->groups[0].name : ep->peer.name,
-		.topic = s->topic, .origin = s->origin, .seq = s->seq.last,
+		.topic = s->topic, .origin = s->origin, .seq = seq,
 	};
 
 	if (sub->on_event)
@@ -162,6 +172,37 @@ static void stop_mship(struct msga__udep *ep, int status, int notify)
 	msga__ustreams_evict_conn(&ep->sub->streams, ep->id);
 }
 
+/* A loss ended the membership (MSGA_SUB_STOP_ON_GAP). */
+void msga__msub_stop(struct msga__udep *ep, int status)
+{
+	stop_mship(ep, status, 1);
+}
+
+/*
+ * Message seq of stream s to the user's callback: in place from the
+ * receive ring (slot, which msga_msg_hold() may keep), or from memory of
+ * ours (slot NULL: reassembled, or held back for order).
+ */
+void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
+		     struct msga__rxslot *slot, uint64_t seq, const void *data,
+		     uint32_t len, uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga_msg msg = {
+		.data = data, .len = len, .topic = s->topic,
+		.topic_id = msga__ustreams_pos(&sub->streams, s),
+		.conn_id = ep->id, .seq = seq, .rx_time_ns = now_ns,
+		.priv_ = slot, .origin = s->origin,
+	};
+
+	s->bytes += len;
+	if (seq > s->last_seq)
+		s->last_seq = seq;
+	ep->cur = slot;
+	sub->on_msg(&msg, sub->user);
+	ep->cur = NULL;
+}
+
 /* Sequence check, events, then the user's callback. */
 static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 		    struct msga__rxslot *slot, const struct msga__udw_hdr *h,
@@ -169,18 +210,17 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	uint64_t missing = 0;
-	struct msga_msg msg = {
-		.data = data, .len = len, .topic = s->topic,
-		.topic_id = msga__ustreams_pos(&sub->streams, s),
-		.conn_id = ep->id, .seq = h->seq, .rx_time_ns = now_ns,
-		.priv_ = slot, .origin = h->origin,
-	};
 
+	if (s->repaired) { /* in order, lost ones asked for (mcast_repair.c) */
+		msga__mrep_deliver(ep, s, slot, h, data, len, now_ns);
+		return;
+	}
 	switch (msga__seq_accept(&s->seq, h->seq, &missing)) {
 	case MSGA__SEQ_NEXT:
 		break;
 	case MSGA__SEQ_GAP:
-		stream_event(ep, s, MSGA_EVENT_GAP, h->seq - missing, missing);
+		msga__msub_stream_event(ep, s, MSGA_EVENT_GAP,
+					h->seq - missing, missing);
 		if (sub->flags & MSGA_SUB_STOP_ON_GAP) {
 			s->seq.c.delivered--; /* it is not */
 			stop_mship(ep, -EPIPE, 1);
@@ -188,22 +228,20 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 		}
 		break;
 	case MSGA__SEQ_LATE:
-		stream_event(ep, s, MSGA_EVENT_REORDER, h->seq, 1);
+		msga__msub_stream_event(ep, s, MSGA_EVENT_REORDER, h->seq, 1);
 		break;
 	case MSGA__SEQ_DUP:
-		stream_event(ep, s, MSGA_EVENT_DUPLICATE, h->seq, 1);
+		/* a resend another subscriber asked for is no news here */
+		if (!(h->flags & MSGA__UDW_RETX))
+			msga__msub_stream_event(ep, s, MSGA_EVENT_DUPLICATE,
+						h->seq, 1);
 		return;
 	default: /* from before we joined: not ours to report */
 		return;
 	}
 	if (ep->dead)
 		return;
-	s->bytes += len;
-	if (h->seq > s->last_seq)
-		s->last_seq = h->seq;
-	ep->cur = slot;
-	sub->on_msg(&msg, sub->user);
-	ep->cur = NULL;
+	msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
 }
 
 static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
@@ -212,7 +250,8 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga__frag f = {
-		.stream = msga__ustreams_pos(&sub->streams, s),
+		.stream = msga__ustreams_pos(&sub->streams, s) +
+			  (h->flags & MSGA__UDW_RETX ? MSGA_SUB_STREAMS_MAX : 0),
 		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
 		.len = h->payload, .frag_size = h->frag_size, .data = payload,
 	};
@@ -232,14 +271,18 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
  * when the gap stopped the membership (MSGA_SUB_STOP_ON_GAP).
  */
 static int stream_position(struct msga__udep *ep, struct msga__ustream *s,
-			   uint64_t last_sent)
+			   uint64_t last_sent, uint64_t now_ns)
 {
 	uint64_t first = 0, missing;
 
+	if (s->repaired) { /* the tail is asked for, not reported */
+		msga__mrep_sent(ep, s, last_sent, now_ns);
+		return ep->dead ? -EPIPE : 0;
+	}
 	missing = msga__seq_advance(&s->seq, last_sent, &first);
 	if (!missing)
 		return 0;
-	stream_event(ep, s, MSGA_EVENT_GAP, first, missing);
+	msga__msub_stream_event(ep, s, MSGA_EVENT_GAP, first, missing);
 	if (ep->dead)
 		return -EPIPE;
 	if (ep->sub->flags & MSGA_SUB_STOP_ON_GAP) {
@@ -254,18 +297,19 @@ static int stream_position(struct msga__udep *ep, struct msga__ustream *s,
  * until the table needs its place (msga__ustreams_retire). One we never
  * heard of says nothing, and takes no place in the table.
  */
-static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h)
+static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
+		       uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga__ustream *s = msga__ustreams_find(&sub->streams, h->origin,
 						      h->topic, h->topic_len);
 
 	if (!s || s->retired || s->conn_id != ep->id ||
-	    stream_position(ep, s, h->seq))
+	    stream_position(ep, s, h->seq, now_ns))
 		return; /* (a second copy: told already) */
 	sub->st.ended++;
 	msga__ustreams_retire(&sub->streams, s);
-	stream_gone(ep, s, 0);
+	stream_gone(ep, s, 0, h->seq);
 }
 
 /*
@@ -329,7 +373,8 @@ static struct msga__ustream *stream_of(struct msga__udep *ep,
 }
 
 static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
-		     const char *buf, uint32_t n, uint64_t now_ns)
+		     const struct ibv_wc *wc, const char *buf, uint32_t n,
+		     uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga__ustream *s;
@@ -343,7 +388,7 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (ep->unicast)
 		ep->last_heard_ns = now_ns; /* the publisher is alive */
 	if (h.type != MSGA__UDW_DATA && h.type != MSGA__UDW_HEARTBEAT &&
-	    h.type != MSGA__UDW_END) {
+	    h.type != MSGA__UDW_END && h.type != MSGA__UDW_LOST) {
 		if (ep->unicast)
 			msga__usub_on_ctl(ep, &h, now_ns);
 		return;
@@ -364,7 +409,11 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		return;
 	}
 	if (h.type == MSGA__UDW_END) {
-		stream_end(ep, &h);
+		stream_end(ep, &h, now_ns);
+		return;
+	}
+	if (h.type == MSGA__UDW_LOST) { /* a reliable publisher's answer */
+		msga__mrep_lost(ep, &h);
 		return;
 	}
 	s = stream_of(ep, &h, now_ns);
@@ -377,9 +426,11 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		return;
 	}
 	stream_heard(sub, s, &h, now_ns);
+	if (h.retains && !s->repaired)
+		msga__mrep_begin(ep, s, &h, wc, buf - MSGA__UD_GRH);
 	if (h.type == MSGA__UDW_HEARTBEAT) {
 		sub->st.heartbeats++;
-		stream_position(ep, s, h.seq);
+		stream_position(ep, s, h.seq, now_ns);
 		return;
 	}
 	if (h.flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
@@ -389,15 +440,19 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 }
 
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
-			uint32_t byte_len, uint64_t now_ns)
+			const struct ibv_wc *wc, uint64_t now_ns)
 {
 	const char *buf = ep->rx_buf + (size_t)slot->idx * ep->rx_slot;
+	uint32_t byte_len = wc->byte_len;
 
+	ep->rx_wc = wc;
+	ep->rx_grh = buf;
 	if (byte_len >= MSGA__UD_GRH)
-		classify(ep, slot, buf + MSGA__UD_GRH, byte_len - MSGA__UD_GRH,
-			 now_ns);
+		classify(ep, slot, wc, buf + MSGA__UD_GRH,
+			 byte_len - MSGA__UD_GRH, now_ns);
 	else
 		ep->sub->st.foreign++;
+	ep->rx_wc = NULL;
 	if (slot->held || ep->dead)
 		return;
 	if (msga__udep_post_recv(ep, slot->idx))
@@ -440,7 +495,7 @@ uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 }
 
 /* The live membership conn_id, or NULL. */
-static struct msga__udep *mship_of(struct msga_sub *sub, uint32_t conn_id)
+struct msga__udep *msga__msub_mship(struct msga_sub *sub, uint32_t conn_id)
 {
 	struct msga__list *pos, *tmp;
 
@@ -453,12 +508,14 @@ static struct msga__udep *mship_of(struct msga_sub *sub, uint32_t conn_id)
 static void on_silent(void *arg, struct msga__ustream *s)
 {
 	struct msga_sub *sub = arg;
-	struct msga__udep *ep = mship_of(sub, s->conn_id);
+	struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
 
 	if (!ep)
 		return; /* its membership ended: the stream goes with it */
 	sub->st.silent++;
-	stream_gone(ep, s, -ETIMEDOUT);
+	/* (a repaired stream's tracker stops at its start: repair.h counts) */
+	stream_gone(ep, s, -ETIMEDOUT,
+		    s->seq.last > s->last_seq ? s->seq.last : s->last_seq);
 }
 
 /*
@@ -475,6 +532,10 @@ uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns)
 
 	if (sub->reasm.slots && msga__reasm_pending(&sub->reasm))
 		next = msga__msub_expire(sub, now_ns);
+	look = msga__mrep_tick(sub, now_ns);
+	next = look < next ? look : next;
+	if (sub->dead)
+		return UINT64_MAX;
 	if (msga__time_reached(now_ns, sub->silence_look_ns)) {
 		msga__ustreams_scan_silent(&sub->streams, now_ns, pt,
 					   on_silent, sub);
@@ -519,6 +580,7 @@ void msga__msub_fini(struct msga_sub *sub)
 
 	msga__list_for_each_safe(pos, tmp, &sub->mships)
 		msga__udep_free(mship(pos));
+	msga__mrep_fini(sub); /* its address handles, after the QPs */
 	msga__ustreams_fini(&sub->streams);
 	msga__reasm_fini(&sub->reasm);
 }

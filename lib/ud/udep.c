@@ -370,11 +370,12 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 			msga__udep_kill(ep, -EIO, 1);
 		return;
 	}
-	if (ep->pub)
+	if (ep->pub && ep->unicast)
 		msga__upub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
+	else if (ep->pub)
+		msga__mpub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
 	else
-		msga__msub_on_recv(ep, &ep->rx_slots[idx], wc->byte_len,
-				   now_ns);
+		msga__msub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
 }
 
 /*
@@ -616,6 +617,7 @@ static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 		g->qpn = ud->qp_num;
 		g->qkey = ud->qkey;
 	}
+	g->join_attr = ud->ah_attr;
 	g->state = MSGA__G_READY;
 	g->was_ready = 1;
 	g->rejoin_attempt = 0;

@@ -19,19 +19,20 @@ static int ref_frag_ok(const struct msga__udw_hdr *h)
 {
 	uint64_t end = (uint64_t)h->off + h->payload;
 	unsigned int whole = MSGA__UDW_FIRST | MSGA__UDW_LAST;
+	unsigned int flags = h->flags & ~MSGA__UDW_RETX; /* a resend: same */
 
-	if ((h->flags & ~whole) || !h->seq || h->msg_len > MSGA_MSG_MAX ||
+	if ((flags & ~whole) || !h->seq || h->msg_len > MSGA_MSG_MAX ||
 	    end > h->msg_len)
 		return 0;
-	if ((h->flags & MSGA__UDW_FIRST) && h->off)
+	if ((flags & MSGA__UDW_FIRST) && h->off)
 		return 0;
-	if ((h->flags & MSGA__UDW_LAST) && end != h->msg_len)
+	if ((flags & MSGA__UDW_LAST) && end != h->msg_len)
 		return 0;
-	if (h->flags == whole)
+	if (flags == whole)
 		return 1;
 	if (!h->frag_size || !h->payload || h->off % h->frag_size)
 		return 0;
-	return (h->flags & MSGA__UDW_LAST) || h->payload == h->frag_size;
+	return (flags & MSGA__UDW_LAST) || h->payload == h->frag_size;
 }
 
 /* ud_wire.h's rules for a datagram of n bytes whose header decoded to h. */
@@ -41,8 +42,13 @@ static int ref_ok(const uint8_t *p, size_t n, const struct msga__udw_hdr *h)
 
 	if (p[4] != MSGA__UDW_VERSION || !p[6] || p[6] > MSGA_TOPIC_MAX + 1 ||
 	    hdr_len > n || memchr(p + MSGA__UDW_FIXED, 0, p[6]) ||
-	    p[7] > MSGA__UDW_END)
+	    p[7] > MSGA__UDW_LOST)
 		return 0;
+	if (p[7] == MSGA__UDW_NAK || p[7] == MSGA__UDW_LOST)
+		return n == hdr_len && p[6] <= MSGA_TOPIC_MAX && !h->flags &&
+		       h->seq && !h->off && !h->frag_size && h->msg_len &&
+		       h->msg_len <= MSGA__UDW_RANGE_MAX &&
+		       (unsigned __int128)h->seq + h->msg_len - 1 <= UINT64_MAX;
 	if (p[7] == MSGA__UDW_HEARTBEAT || p[7] == MSGA__UDW_END)
 		return n == hdr_len && p[6] <= MSGA_TOPIC_MAX && !h->flags &&
 		       h->seq && !h->msg_len && !h->off && !h->frag_size;

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast_repair.c - a multicast subscriber's side of loss recovery, for
+ * the streams of MSGA_PUB_RELIABLE publishers (their datagrams say so),
+ * unless the subscriber chose MSGA_SUB_NO_RECOVERY.
+ *
+ * Such a stream is delivered through repair.h: in order, exactly once.
+ * A number that is missing (seen from a later message, or a heartbeat's)
+ * is asked for again with a NAK to the publisher's queue pair, every gap
+ * known at once, after a random wait so that subscribers missing the same
+ * datagram do not all ask (one resend to the group serves them all), then
+ * again every MSGA__UD_NAK_RETRY_NS. Later messages wait, copied, until
+ * the gap is filled; when the publisher answers LOST, or the gap outlives
+ * msga_sub_attr.recovery_ms, or the held copies pass recovery_bytes, the
+ * range is given up: MSGA_EVENT_LOSS names it exactly, and delivery goes
+ * on. The publisher's address comes from its datagrams' work completions
+ * (the source QP and GRH), one address handle per publisher.
+ */
+#include <string.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+
+int msga__mrep_init(struct msga_sub *sub)
+{
+	struct msga__repair_cfg cfg = {
+		.max_bytes = sub->recovery_bytes,
+		.max_streams = MSGA_SUB_STREAMS_MAX,
+		.max_gaps = MSGA__UD_REPAIR_GAPS,
+		.give_up_ns = sub->recovery_ns,
+		.nak_delay_ns = MSGA__UD_NAK_DELAY_NS,
+		.nak_retry_ns = MSGA__UD_NAK_RETRY_NS,
+		.seed = (uint32_t)msga__now_ns() ^ (uint32_t)(uintptr_t)sub,
+	};
+	int ret;
+
+	if (sub->repair_on)
+		return 0;
+	sub->nakdst = calloc(MSGA__UD_NAKDST_MAX, sizeof(*sub->nakdst));
+	if (!sub->nakdst)
+		return -ENOMEM;
+	ret = msga__repair_init(&sub->repair, &cfg);
+	if (ret) {
+		free(sub->nakdst);
+		sub->nakdst = NULL;
+		return ret;
+	}
+	sub->repair_on = 1;
+	return 0;
+}
+
+void msga__mrep_fini(struct msga_sub *sub)
+{
+	for (uint32_t i = 0; sub->nakdst && i < MSGA__UD_NAKDST_MAX; i++)
+		if (sub->nakdst[i].g.ah)
+			ibv_destroy_ah(sub->nakdst[i].g.ah);
+	free(sub->nakdst);
+	sub->nakdst = NULL;
+	if (sub->repair_on)
+		msga__repair_fini(&sub->repair);
+	sub->repair_on = 0;
+}
+
+static struct msga__nakdst *nakdst_of(struct msga_sub *sub, uint64_t origin)
+{
+	for (uint32_t i = 0; i < MSGA__UD_NAKDST_MAX; i++)
+		if (sub->nakdst[i].origin == origin)
+			return &sub->nakdst[i];
+	return NULL;
+}
+
+/*
+ * A free entry, or the least recently used one whose address handle no
+ * queued NAK uses (it is retired once they are done, udep.c); NULL when
+ * every one is busy.
+ */
+static struct msga__nakdst *nakdst_free(struct msga_sub *sub)
+{
+	struct msga__nakdst *pick = NULL;
+
+	for (uint32_t i = 0; i < MSGA__UD_NAKDST_MAX; i++) {
+		struct msga__nakdst *d = &sub->nakdst[i];
+
+		if (!d->origin && !d->g.retiring)
+			return d;
+		if (d->origin && !d->g.inflight &&
+		    (!pick || d->used_ns < pick->used_ns))
+			pick = d;
+	}
+	if (pick && pick->g.ah) {
+		ibv_destroy_ah(pick->g.ah);
+		pick->g.ah = NULL;
+	}
+	return pick;
+}
+
+/*
+ * The sender's GID from the 40 bytes before a UD payload. On InfiniBand
+ * and RoCE v1 they are a GRH; RoCE v2 over IPv4 puts the IPv4 header in
+ * the last 20 instead, and the GID is the IPv4-mapped source address.
+ * Told apart as rdma-core does: no GRH version 6, or a well-formed IPv4
+ * header (length 5, its checksum right).
+ */
+static int ipv4_header(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+
+	if (ip[0] != 0x45)
+		return 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+static void sender_gid(const void *grh, union ibv_gid *gid)
+{
+	const uint8_t *p = grh;
+
+	if ((p[0] >> 4) != 6 || ipv4_header(p + 20)) {
+		memset(gid, 0, sizeof(*gid));
+		gid->raw[10] = gid->raw[11] = 0xff;
+		memcpy(&gid->raw[12], p + 20 + 12, 4); /* IPv4 source */
+		return;
+	}
+	memcpy(gid->raw, p + 8, 16); /* the GRH's source GID */
+}
+
+/*
+ * The publisher's QP, learned from one of its datagrams: its QPN from the
+ * completion, its GID from the datagram's header. The rest of the address
+ * is the group join's (our port and GID index, hop limit): the header's
+ * destination is the group, which ibv_init_ah_from_wc refuses to map to a
+ * local GID index.
+ */
+static void learn_publisher(struct msga__udep *ep, uint64_t origin,
+			    const struct ibv_wc *wc, const void *grh)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga__nakdst *d;
+	struct ibv_ah_attr attr;
+
+	if (nakdst_of(sub, origin) || !ep->ngroups ||
+	    !(wc->wc_flags & IBV_WC_GRH))
+		return;
+	d = nakdst_free(sub);
+	if (!d)
+		return; /* no NAKs to it: its gaps are given up in time */
+	attr = ep->groups[0].join_attr;
+	attr.is_global = 1;
+	sender_gid(grh, &attr.grh.dgid);
+	attr.dlid = wc->slid;
+	attr.sl = wc->sl;
+	attr.src_path_bits = 0;
+	attr.port_num = ep->ctx->port;
+	memset(d, 0, sizeof(*d));
+	d->g.ah = ibv_create_ah(ep->ctx->pd, &attr);
+	if (!d->g.ah)
+		return;
+	d->origin = origin;
+	d->g.qpn = wc->src_qp;
+	d->g.qkey = RDMA_UDP_QKEY;
+	d->g.state = MSGA__G_READY;
+	d->g.counted = 1;
+	d->used_ns = msga__now_ns();
+}
+
+/*
+ * Stream s, new or not, of a publisher whose datagram h says it keeps its
+ * messages: from now on it is delivered in order through repair.h, the
+ * next number being the one after what the tracker has seen.
+ */
+void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
+		      const struct msga__udw_hdr *h, const struct ibv_wc *wc,
+		      const void *grh)
+{
+	struct msga_sub *sub = ep->sub;
+	uint64_t next;
+
+	if (s->repaired || !h->retains || (sub->flags & MSGA_SUB_NO_RECOVERY) ||
+	    msga__mrep_init(sub))
+		return;
+	learn_publisher(ep, h->origin, wc, grh);
+	if (s->seq.last == 0) { /* new: a heartbeat places it, data starts it */
+		next = h->type == MSGA__UDW_DATA ? h->seq : h->seq + 1;
+		/* a late joiner's history: asked for as if lost */
+		next = next > sub->history ? next - sub->history : 1;
+	} else {
+		next = s->seq.last + 1;
+	}
+	if (!next)
+		return; /* past the last number there is nothing to repair */
+	msga__repair_start(&sub->repair, msga__ustreams_pos(&sub->streams, s),
+			   next);
+	/*
+	 * From here repair.h orders the stream and the counters follow what
+	 * it hands out: delivered, and lost (gaps, missing) for each LOSS.
+	 */
+	if (!s->seq.first)
+		s->seq.first = next;
+	s->repaired = 1;
+}
+
+/* Hand what repair.h has ready for stream s, in order. */
+static void drain(struct msga__udep *ep, struct msga__ustream *s,
+		  uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	uint32_t idx = msga__ustreams_pos(&sub->streams, s);
+	struct msga__repair_item it;
+
+	while (!ep->dead && s->used && s->repaired &&
+	       msga__repair_pop(&sub->repair, idx, &it)) {
+		if (!it.loss) {
+			s->seq.c.delivered++;
+			msga__msub_hand(ep, s, NULL, it.seq, it.data, it.len,
+					now_ns);
+			continue;
+		}
+		s->seq.c.gaps++;
+		s->seq.c.missing += it.count;
+		sub->st.unrecoverable += it.count;
+		msga__msub_stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
+					it.count);
+		if (!ep->dead && (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
+			msga__msub_stop(ep, -EPIPE);
+			return;
+		}
+	}
+}
+
+/*
+ * A message of a repaired stream: the next is delivered in place, a later
+ * one held back, one already delivered or given up dropped.
+ */
+void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
+			struct msga__rxslot *slot,
+			const struct msga__udw_hdr *h, const void *data,
+			uint32_t len, uint64_t now_ns)
+{
+	struct msga_sub *sub = ep->sub;
+	uint32_t idx = msga__ustreams_pos(&sub->streams, s);
+	enum msga__repair_verdict v;
+
+	v = msga__repair_arrive(&sub->repair, idx, h->seq, data, len, now_ns);
+	if (v == MSGA__REPAIR_DROP)
+		return; /* had, given up on, or no room to hold: asked again */
+	if (v == MSGA__REPAIR_HELD && ep->rx_wc && !nakdst_of(sub, s->origin))
+		/* a gap to ask for, and its address was given to another */
+		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
+	if (h->flags & MSGA__UDW_RETX)
+		sub->st.recovered++;
+	if (v == MSGA__REPAIR_DELIVER) {
+		s->seq.c.delivered++;
+		msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
+	}
+	drain(ep, s, now_ns);
+}
+
+/* A heartbeat or END of a repaired stream: a lost tail is a gap too. */
+void msga__mrep_sent(struct msga__udep *ep, struct msga__ustream *s,
+		     uint64_t last, uint64_t now_ns)
+{
+	msga__repair_sent(&ep->sub->repair,
+			  msga__ustreams_pos(&ep->sub->streams, s), last,
+			  now_ns);
+	drain(ep, s, now_ns);
+}
+
+/* The publisher no longer has [seq, seq + count): give it up now. */
+void msga__mrep_lost(struct msga__udep *ep, const struct msga__udw_hdr *h)
+{
+	struct msga_sub *sub = ep->sub;
+	struct msga__ustream *s;
+	struct msga__udep *owner;
+
+	s = msga__ustreams_find(&sub->streams, h->origin, h->topic,
+				h->topic_len);
+	if (!s || !s->repaired)
+		return;
+	owner = msga__msub_mship(sub, s->conn_id);
+	if (!owner)
+		return;
+	msga__repair_gone(&sub->repair, msga__ustreams_pos(&sub->streams, s),
+			  h->seq, h->msg_len);
+	drain(owner, s, msga__now_ns());
+}
+
+void msga__mrep_forget(struct msga_sub *sub, uint32_t idx)
+{
+	if (sub->repair_on && idx < sub->streams.top &&
+	    sub->streams.streams[idx].repaired) {
+		msga__repair_forget(&sub->repair, idx);
+		sub->streams.streams[idx].repaired = 0;
+	}
+}
+
+/* One NAK datagram for [seq, seq + count) of stream s, to its publisher. */
+static void send_nak(struct msga_sub *sub, struct msga__ustream *s,
+		     uint64_t seq, uint64_t count)
+{
+	struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
+	struct msga__nakdst *d = nakdst_of(sub, s->origin);
+	struct msga__udw_hdr h = {
+		.type = MSGA__UDW_NAK, .topic_len = (uint8_t)strlen(s->topic),
+		.origin = s->origin, .seq = seq,
+		.msg_len = count < MSGA__UDW_RANGE_MAX ? (uint32_t)count :
+							 MSGA__UDW_RANGE_MAX,
+	};
+	uint32_t hl;
+
+	if (!ep || !d || !d->g.ah || !ep->sq_depth ||
+	    msga__udep_sq_room(ep) < 1)
+		return; /* asked again at the next retry */
+	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, s->topic);
+	if (!msga__udep_send(ep, &d->g, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
+		sub->st.naks++;
+		d->used_ns = msga__now_ns();
+	}
+}
+
+static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
+{
+	struct msga_sub *sub = arg;
+	struct msga__ustream *s = &sub->streams.streams[idx];
+
+	if (idx < sub->streams.top && s->used && s->repaired)
+		send_nak(sub, s, seq, count);
+}
+
+/*
+ * The repair timers: NAKs due, gaps given up for time (then handed out
+ * as losses). Returns when next due.
+ */
+uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
+{
+	uint32_t idx, rounds = 0;
+	uint64_t next;
+
+	if (!sub->repair_on)
+		return UINT64_MAX;
+	next = msga__repair_tick(&sub->repair, now_ns, on_nak_due, sub);
+	/* (bounded: a callback that stops a drain early must not spin us) */
+	while (rounds++ < 2 * MSGA_SUB_STREAMS_MAX &&
+	       msga__repair_next_ready(&sub->repair, &idx)) {
+		struct msga__ustream *s = &sub->streams.streams[idx];
+		struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
+
+		if (!ep || !s->used) {
+			msga__repair_forget(&sub->repair, idx);
+			continue;
+		}
+		drain(ep, s, now_ns);
+		if (sub->dead)
+			break;
+	}
+	return next;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast_retx.c - a reliable multicast publisher's side of loss recovery
+ * (MSGA_PUB_RELIABLE). It keeps copies of its recent messages (retain.h:
+ * the last retransmit_bytes, all topics together) and answers a
+ * subscriber's NAK, a unicast datagram to its queue pair, by sending the
+ * messages again to the topic's group, flagged RETX, or, for numbers it
+ * no longer keeps, a LOST that names them, so the subscriber gives them
+ * up at once instead of at its time limit.
+ *
+ * Answers go to the group, not to the one who asked: every subscriber
+ * that missed the same datagrams takes the one resend, and those whose
+ * NAK was still waiting (randomly delayed, repair.h) never send it. A
+ * topic's range resent within MSGA__UD_RETX_HOLDOFF_NS is not resent for
+ * another NAK. The work NAKs can cause is bounded: MSGA__UD_RETX_BUDGET
+ * datagrams per MSGA__UD_RETX_WINDOW_NS, and resends use at most half the
+ * send buffers; a NAK that finds no room is dropped, and its sender asks
+ * again. None of this delays the live stream beyond sharing the queue.
+ *
+ * A resend is copied from the ring into a send buffer first: the ring
+ * goes on taking new messages while the resend is queued, and may reuse
+ * those very bytes. So a message up to MSGA_FRAG_MAX is resent; a larger
+ * one is answered LOST.
+ */
+#include <string.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+
+int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes)
+{
+	pub->reliable = 1;
+	return msga__retain_init(&pub->retain, (size_t)bytes,
+				 MSGA_PUB_TOPICS_MAX);
+}
+
+void msga__mpub_retx_fini(struct msga_pub *pub)
+{
+	if (pub->reliable)
+		msga__retain_fini(&pub->retain);
+	pub->reliable = 0;
+}
+
+/* The topic a NAK names, or -1. */
+static int topic_named(const struct msga_pub *pub, const char *name,
+		       uint32_t len)
+{
+	for (uint32_t i = 0; i < pub->ntopics; i++)
+		if (pub->topics[i].name_len == len &&
+		    !memcmp(pub->topics[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* Room in this window's budget for n more datagrams? */
+static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
+{
+	if (msga__time_reached(now_ns, pub->retx_window_ns +
+				       MSGA__UD_RETX_WINDOW_NS)) {
+		pub->retx_window_ns = now_ns;
+		pub->retx_sent = 0;
+	}
+	if (pub->retx_sent + n > MSGA__UD_RETX_BUDGET)
+		return 0;
+	pub->retx_sent += n;
+	return 1;
+}
+
+/* One datagram of a resend, from send buffer slot; 1 if it holds it. */
+static int post_frag(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
+		     uint32_t slot, uint32_t len, uint32_t off, uint32_t n)
+{
+	const struct msga__topic *t = &pub->topics[topic_id];
+	struct msga__udep *ep = pub->mc;
+	const char *data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
+	struct msga__udw_hdr h = {
+		.flags = (uint8_t)(MSGA__UDW_RETX |
+				   (off ? 0 : MSGA__UDW_FIRST) |
+				   (off + n == len ? MSGA__UDW_LAST : 0)),
+		.topic_len = t->name_len, .frag_size = (uint16_t)pub->frag,
+		.msg_len = len, .off = off, .origin = pub->origin, .seq = seq,
+		.hb_ms = pub->hb_cap_ms, .retains = 1,
+	};
+	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
+	int ret = msga__udep_send(ep, &ep->groups[t->group], hl, data + off,
+				  n, pub->tx_mr->lkey, (int32_t)slot, 0);
+
+	if (ret)
+		return ret;
+	return hl + n > ep->max_inline;
+}
+
+/*
+ * Send message seq of topic_id again. 0; -EAGAIN when there is no room
+ * (queue, buffers, budget) now; -ENOENT when it is not kept, or too large
+ * to resend.
+ */
+static int resend(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
+		  uint64_t now_ns)
+{
+	uint32_t len, n, slot, frags;
+	const void *data;
+	int ret;
+
+	if (msga__retain_get(&pub->retain, topic_id, seq, &data, &len) ||
+	    len > MSGA_FRAG_MAX)
+		return -ENOENT;
+	frags = len <= msga__mpub_single_max(pub, topic_id) ? 1 :
+		(len + pub->frag - 1) / pub->frag;
+	if (pub->tx_nfree <= MSGA__PUB_TX_SLOTS / 2 ||
+	    msga__udep_sq_room(pub->mc) < (int)frags ||
+	    !budget_take(pub, frags, now_ns))
+		return -EAGAIN;
+	slot = pub->tx_free[--pub->tx_nfree];
+	memcpy(pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT, data, len);
+	for (uint32_t off = 0; off < len || (!len && !off); off += n) {
+		n = len - off < pub->frag ? len - off : pub->frag;
+		if (frags == 1)
+			n = len;
+		ret = post_frag(pub, topic_id, seq, slot, len, off, n);
+		if (ret < 0) {
+			msga__udep_kill(pub->mc, ret, 1);
+			break;
+		}
+		pub->tx_ref[slot] += (uint16_t)ret;
+		if (!len)
+			break;
+	}
+	if (!pub->tx_ref[slot])
+		msga__pub_slot_put(pub, slot);
+	pub->retx_msgs++;
+	return 0;
+}
+
+/* Tell the group that [seq, seq + count) of topic_id is gone. */
+static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
+		      uint64_t count, uint64_t now_ns)
+{
+	if (!count || !budget_take(pub, 1, now_ns))
+		return;
+	if (!msga__mpub_post_ctl(pub, topic_id, MSGA__UDW_LOST, seq,
+				 (uint32_t)count, 0))
+		pub->lost_sent++;
+}
+
+/*
+ * A NAK for [seq, seq + count) of one of our topics: what is kept goes
+ * again, runs of what is not are named LOST. Numbers never sent yet, and
+ * those resent moments ago, are passed over.
+ */
+static void on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
+		   uint64_t now_ns)
+{
+	int id = topic_named(pub, h->topic, h->topic_len);
+	uint64_t from = h->seq, end = h->seq + h->msg_len, lost_from = 0, s;
+	struct msga__topic *t;
+
+	if (id < 0 || h->origin != pub->origin)
+		return; /* not ours, or for an earlier publisher here */
+	t = &pub->topics[id];
+	if (t->seq < end - 1)
+		end = t->seq + 1;
+	if (!msga__time_reached(now_ns, t->retx_at_ns +
+				MSGA__UD_RETX_HOLDOFF_NS) &&
+	    from >= t->retx_lo && from < t->retx_hi)
+		from = t->retx_hi; /* another's NAK for it was just served */
+	for (s = from; s < end; s++) {
+		int ret = resend(pub, (uint32_t)id, s, now_ns);
+
+		if (ret == -ENOENT) {
+			lost_from = lost_from ? lost_from : s;
+			continue;
+		}
+		post_lost(pub, (uint32_t)id, lost_from,
+			  lost_from ? s - lost_from : 0, now_ns);
+		lost_from = 0;
+		if (ret)
+			break; /* no room: the subscriber asks again */
+	}
+	post_lost(pub, (uint32_t)id, lost_from, lost_from ? s - lost_from : 0,
+		  now_ns);
+	if (s > from) {
+		t->retx_lo = from;
+		t->retx_hi = s;
+		t->retx_at_ns = now_ns;
+	}
+}
+
+/* A datagram to the publisher's queue pair: only a NAK means anything. */
+void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			const struct ibv_wc *wc, uint64_t now_ns)
+{
+	const char *buf = ep->rx_buf + (size_t)slot->idx * ep->rx_slot;
+	struct msga__udw_hdr h;
+
+	if (wc->byte_len >= MSGA__UD_GRH &&
+	    !msga__udw_get(buf + MSGA__UD_GRH, wc->byte_len - MSGA__UD_GRH,
+			   &h) &&
+	    h.type == MSGA__UDW_NAK && ep->pub->reliable && !ep->closing) {
+		ep->pub->naks_taken++;
+		on_nak(ep->pub, &h, now_ns);
+	}
+	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
+		msga__udep_kill(ep, -EIO, 1);
+}

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loss recovery on multicast (issue 25, deliverables 2 and 3, the NAK
+ * path) on the device under test. The loss is real: a subscriber that is
+ * not polled while hundreds of messages go out keeps only what its
+ * receive ring holds, and the device drops the rest, mid-stream and at
+ * the tail. A MSGA_PUB_RELIABLE publisher keeps its messages, and its
+ * subscribers must then get every one, exactly once and in order, or,
+ * for what the publisher no longer keeps, one MSGA_EVENT_LOSS naming the
+ * exact range. On iWARP, which has no multicast, the refusals are checked.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+#include "dev_pubsub_util.h"
+#include "mcast.h"
+#include "pubsub.h"
+
+#define G_STARVE "mcast://239.255.13.1"
+#define G_MID "mcast://239.255.13.2"
+#define G_SMALL "mcast://239.255.13.3"
+#define G_CHECK "mcast://239.255.13.4"
+#define G_LATE "mcast://239.255.13.5"
+
+/* A subscriber's view: messages in order (dp_rec, strict) and events. */
+struct rv {
+	struct dp_rec rec;
+	int gaps, losses, dups, reorders;
+	uint64_t loss_seq, loss_count;
+	uint64_t first_seq;         /* of the first message delivered */
+	struct msga_sub *sub;
+};
+
+static void rv_on_msg(const struct msga_msg *m, void *user)
+{
+	struct rv *r = user;
+
+	if (!r->first_seq)
+		r->first_seq = m->seq;
+	dp_on_msg(m, &r->rec);
+}
+
+static void rv_on_event(const struct msga_event *ev, void *user)
+{
+	struct rv *r = user;
+
+	switch (ev->type) {
+	case MSGA_EVENT_GAP:
+		r->gaps++;
+		break;
+	case MSGA_EVENT_LOSS:
+		r->losses++;
+		r->loss_seq = ev->seq;
+		r->loss_count = ev->count;
+		break;
+	case MSGA_EVENT_DUPLICATE:
+		r->dups++;
+		break;
+	case MSGA_EVENT_REORDER:
+		r->reorders++;
+		break;
+	default:
+		dp_on_event(ev, &r->rec);
+	}
+}
+
+static struct msga_sub *rv_sub_history(struct msga_ctx *ctx, uint32_t flags,
+				       uint32_t history, struct rv *r)
+{
+	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
+				   .pattern = "rv.x", .on_msg = rv_on_msg,
+				   .on_event = rv_on_event, .user = r,
+				   .history = history };
+
+	r->rec.strict = 1; /* from 1, each once, in order */
+	cr_assert_eq(msga_sub_create(ctx, &a, &r->sub), 0);
+	return r->sub;
+}
+
+static struct msga_sub *rv_sub(struct msga_ctx *ctx, uint32_t flags,
+			       struct rv *r)
+{
+	return rv_sub_history(ctx, flags, 0, r);
+}
+
+static struct msga_pub *rv_pub(struct msga_ctx *ctx, const char *uri,
+			       uint64_t bytes, struct dp_rec *pe)
+{
+	struct msga_pub_attr a = { .size = sizeof(a), .uri = uri,
+				   .flags = MSGA_PUB_RELIABLE,
+				   .on_event = dp_on_event, .user = pe,
+				   .retransmit_bytes = bytes };
+	struct msga_pub *pub = NULL;
+	int ret = msga_pub_create(ctx, &a, &pub);
+
+	cr_assert_eq(ret, 0, "msga_pub_create = %d: %s", ret,
+		     msga_ctx_last_error(ctx));
+	return pub;
+}
+
+static void rv_join(struct rv *r, const char *uri, struct msga_ctx **ctx)
+{
+	cr_assert_geq(msga_sub_connect(r->sub, uri), 0);
+	cr_assert(dp_poll_until(ctx, 2, &r->rec.connected, 1, 15000),
+		  "not joined (failed %d, status %d)", r->rec.failed,
+		  r->rec.last_status);
+}
+
+static struct msga_sub_stats rv_stats(const struct rv *r)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+
+	cr_assert_eq(msga_sub_stats(r->sub, &st), 0);
+	return st;
+}
+
+/* Send seqs [from, to] polling only ctxs[0..nctx): the rest starve. */
+static void send_range(struct msga_pub *pub, uint32_t t, uint64_t from,
+		       uint64_t to, struct msga_ctx **ctx, int nctx)
+{
+	for (uint64_t s = from; s <= to; s++)
+		dp_send(pub, t, s, 64, ctx, nctx);
+}
+
+/* Poll until r has n messages; fail with its counters if it does not. */
+static void wait_total(struct rv *r, uint64_t n, struct msga_ctx **ctx)
+{
+	struct msga_sub_stats st;
+
+	if (dp_poll_until64(ctx, 2, &r->rec.total, n, 30000))
+		return;
+	st = rv_stats(r);
+	cr_assert_fail("%llu of %llu: recovered %llu, naks %llu, lost %llu, "
+		       "losses %d, bad %llu (%s)",
+		       (unsigned long long)r->rec.total,
+		       (unsigned long long)n,
+		       (unsigned long long)st.recovered,
+		       (unsigned long long)st.naks,
+		       (unsigned long long)st.unrecoverable, r->losses,
+		       (unsigned long long)r->rec.bad, r->rec.first_bad);
+}
+
+/* Poll for ms, whatever comes. */
+static void poll_quiet(struct msga_ctx **ctx, uint64_t ms)
+{
+	for (uint64_t end = dp_now_ms() + ms; dp_now_ms() < end;) {
+		msga_ctx_poll(ctx[0], 64);
+		msga_ctx_poll(ctx[1], 64);
+	}
+}
+
+struct rig {
+	struct msga_ctx *ctx[2];
+	struct dp_rec pe;
+	struct msga_pub *pub;
+	uint32_t t;
+};
+
+static void rig_up(struct rig *g, const char *uri, uint64_t bytes)
+{
+	g->ctx[0] = devtest_open_ctx();
+	g->ctx[1] = devtest_open_ctx();
+	g->pub = rv_pub(g->ctx[0], uri, bytes, &g->pe);
+	cr_assert_eq(msga_pub_topic(g->pub, "rv.x", &g->t), 0);
+	cr_assert(dp_poll_until(g->ctx, 2, &g->pe.connected, 1, 15000));
+}
+
+static void rig_down(struct rig *g)
+{
+	msga_ctx_close(g->ctx[0]);
+	msga_ctx_close(g->ctx[1]);
+}
+
+/*
+ * The tail: 600 messages go out while the subscribers starve, and nothing
+ * follows. The recovering subscriber learns of the lost tail from a
+ * heartbeat, asks, and gets all 600 in order; a MSGA_SUB_NO_RECOVERY one
+ * on the same group reports the gap as before 0.6 did (and then takes
+ * the resends to the group as late arrivals).
+ */
+Test(recovery, a_starved_subscriber_recovers_a_lost_tail, .timeout = 120)
+{
+	struct rv r = { 0 }, plain = { 0 };
+	struct msga_sub_stats st;
+	struct rig g;
+
+	if (dp_is_iwarp())
+		return;
+	rig_up(&g, G_STARVE, 0);
+	rv_sub(g.ctx[1], 0, &r);
+	rv_sub(g.ctx[1], MSGA_SUB_NO_RECOVERY, &plain);
+	plain.rec.strict = 0;
+	rv_join(&r, G_STARVE, g.ctx);
+	rv_join(&plain, G_STARVE, g.ctx);
+	send_range(g.pub, g.t, 1, 600, g.ctx, 1);
+	wait_total(&r, 600, g.ctx);
+	cr_assert(dp_poll_until(g.ctx, 2, &plain.gaps, 1, 10000),
+		  "the plain subscriber saw no gap");
+	st = rv_stats(&r);
+	cr_log_info("tail: %llu recovered after %llu NAKs",
+		    (unsigned long long)st.recovered,
+		    (unsigned long long)st.naks);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_gt(st.naks, 0);
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_eq(st.unrecoverable, 0);
+	rig_down(&g);
+}
+
+/*
+ * Mid-stream: after the starved burst the stream goes on while the
+ * subscriber polls, so later messages arrive before the lost ones are
+ * repaired. They are held back: the application sees 1..700 in order.
+ */
+Test(recovery, later_messages_wait_for_the_repair, .timeout = 120)
+{
+	struct rv r = { 0 };
+	struct msga_sub_stats st;
+	struct rig g;
+
+	if (dp_is_iwarp())
+		return;
+	rig_up(&g, G_MID, 0);
+	rv_sub(g.ctx[1], MSGA_SUB_STOP_ON_GAP, &r);
+	rv_join(&r, G_MID, g.ctx);
+	send_range(g.pub, g.t, 1, 600, g.ctx, 1);
+	send_range(g.pub, g.t, 601, 700, g.ctx, 2);
+	wait_total(&r, 700, g.ctx);
+	st = rv_stats(&r);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_eq(r.rec.disconnected, 0, "stop-on-gap: a repair is no gap");
+	cr_assert_eq(st.msgs, 700);
+	rig_down(&g);
+}
+
+/*
+ * A buffer too small for what was lost: the publisher keeps only its last
+ * messages, answers LOST for the rest, and the subscriber reports exactly
+ * that range once, then delivers everything after it in order.
+ */
+Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
+{
+	struct rv r = { 0 };
+	struct msga_sub_stats st;
+	uint64_t oldest, newest, first_lost;
+	struct rig g;
+
+	if (dp_is_iwarp())
+		return;
+	rig_up(&g, G_SMALL, MSGA_RETRANSMIT_MIN_BYTES);
+	rv_sub(g.ctx[1], 0, &r);
+	rv_join(&r, G_SMALL, g.ctx);
+	send_range(g.pub, g.t, 1, 3000, g.ctx, 1);
+	cr_assert_gt(msga__retain_range(&g.pub->retain, g.t, &oldest, &newest),
+		     0);
+	cr_assert_eq(newest, 3000);
+	cr_assert_gt(oldest, MSGA__UD_SUB_RX_DEPTH + 1, "the buffer kept it "
+		     "all: nothing tested");
+	/* delivered, or inside the one loss */
+	for (uint64_t end = dp_now_ms() + 30000;
+	     r.rec.total + r.loss_count < 3000;) {
+		cr_assert_lt(dp_now_ms(), end, "%llu delivered, loss %llu+%llu",
+			     (unsigned long long)r.rec.total,
+			     (unsigned long long)r.loss_seq,
+			     (unsigned long long)r.loss_count);
+		msga_ctx_poll(g.ctx[0], 64);
+		msga_ctx_poll(g.ctx[1], 64);
+	}
+	first_lost = r.loss_seq;
+	st = rv_stats(&r);
+	cr_log_info("kept %llu..%llu; lost %llu+%llu; recovered %llu",
+		    (unsigned long long)oldest, (unsigned long long)newest,
+		    (unsigned long long)first_lost,
+		    (unsigned long long)r.loss_count,
+		    (unsigned long long)st.recovered);
+	cr_assert_eq(r.losses, 1);
+	cr_assert_leq(first_lost, MSGA__UD_SUB_RX_DEPTH + 1,
+		      "the ring held the first %u", MSGA__UD_SUB_RX_DEPTH);
+	cr_assert_eq(first_lost + r.loss_count, oldest,
+		     "the loss ends where the buffer starts");
+	cr_assert_eq(r.rec.total, first_lost - 1 + (3000 - oldest + 1));
+	cr_assert_eq(st.unrecoverable, r.loss_count);
+	cr_assert_eq(r.gaps + r.dups + r.reorders, 0);
+	rig_down(&g);
+}
+
+/*
+ * Late join: subscribers that come after 100 messages ask for history,
+ * the last 50 or all that is kept, and get it in order before the live
+ * stream, with no gap and no duplicate at the seam.
+ */
+Test(recovery, a_late_joiner_gets_its_history_then_the_live_stream,
+     .timeout = 120)
+{
+	struct rv last50 = { 0 }, all = { 0 };
+	struct rig g;
+
+	if (dp_is_iwarp())
+		return;
+	rig_up(&g, G_LATE, 0);
+	send_range(g.pub, g.t, 1, 100, g.ctx, 1);
+	rv_sub_history(g.ctx[1], 0, 50, &last50);
+	rv_sub_history(g.ctx[1], 0, MSGA_HISTORY_ALL, &all);
+	last50.rec.strict = 0; /* starts at 51, then each once, in order */
+	rv_join(&last50, G_LATE, g.ctx);
+	rv_join(&all, G_LATE, g.ctx);
+	/* the stream is idle: its heartbeat tells them where it stands */
+	wait_total(&last50, 50, g.ctx);
+	wait_total(&all, 100, g.ctx);
+	send_range(g.pub, g.t, 101, 120, g.ctx, 2);
+	wait_total(&last50, 70, g.ctx);
+	wait_total(&all, 120, g.ctx);
+	cr_assert_eq(last50.first_seq, 51);
+	cr_assert_eq(all.first_seq, 1);
+	cr_assert_eq(last50.rec.bad + all.rec.bad, 0, "%s%s",
+		     last50.rec.first_bad, all.rec.first_bad);
+	cr_assert_eq(last50.losses + all.losses + last50.gaps + all.gaps, 0);
+	poll_quiet(g.ctx, 300);
+	cr_assert_eq(last50.rec.total, 70, "nothing twice");
+	cr_assert_eq(all.rec.total, 120, "nothing twice");
+	rig_down(&g);
+}
+
+/* The documented refusals, on every device. */
+Test(recovery, documented_errors, .timeout = 60)
+{
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = G_CHECK,
+				    .flags = MSGA_PUB_RELIABLE,
+				    .retransmit_bytes =
+					    MSGA_RETRANSMIT_MIN_BYTES - 1 };
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "rv.x",
+				    .on_msg = rv_on_msg,
+				    .recovery_bytes =
+					    MSGA_RECOVERY_MIN_BYTES - 1 };
+	struct msga_pub *pub = NULL;
+	struct msga_sub *sub = NULL;
+
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
+	pa.retransmit_bytes = MSGA_RETRANSMIT_MAX_BYTES + 1;
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
+	pa.retransmit_bytes = 0;
+	pa.uri = dp_ud_uri(0);
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub),
+		     -EOPNOTSUPP,
+		     "ud:// recovery is not there yet");
+	pa.uri = dp_uri(0); /* RC is reliable anyway: accepted */
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), 0);
+	msga_pub_destroy(pub);
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
+	sa.recovery_bytes = 0;
+	sa.recovery_ms = MSGA_RECOVERY_MAX_MS + 1;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
+	sa.recovery_ms = 0;
+	sa.flags = MSGA_SUB_NO_RECOVERY;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	msga_sub_destroy(sub);
+	msga_ctx_close(ctx);
+}
