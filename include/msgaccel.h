@@ -221,7 +221,8 @@ struct msga_msg {
 	size_t len;
 	const char *topic;      /* topic name */
 	uint32_t topic_id;      /* the publisher's id for the topic */
-	uint32_t conn_id;       /* the subscriber's connection it came on */
+	uint32_t conn_id;       /* the subscriber's connection it came on
+				 * (A/B lines: the stream's line) */
 	uint64_t seq;           /* publisher's per-topic sequence, from 1 */
 	uint64_t rx_time_ns;    /* CLOCK_MONOTONIC when it was polled */
 	void *priv_;            /* library use */
@@ -238,7 +239,7 @@ enum msga_pub_flags {
 	/* claim/send busy-poll the context instead of returning -EAGAIN */
 	MSGA_PUB_BLOCK = 1u << 0,
 	/*
-	 * Since 0.6, mcast:// only: keep the last retransmit_bytes of
+	 * Since 0.6, UD (mcast://, ud://): keep the last retransmit_bytes of
 	 * messages and send any of them again when a subscriber misses it
 	 * (a NAK), so that subscribers lose nothing the buffer still holds.
 	 */
@@ -292,6 +293,14 @@ struct msga_pub_attr {
 	 * to MSGA_RETRANSMIT_MAX_BYTES.
 	 */
 	uint64_t retransmit_bytes;
+	/*
+	 * Since 0.6, mcast:// only: a second line (the B feed of an A/B
+	 * pair): every datagram goes on both, to the group uri maps its
+	 * topic to and to the one uri_b maps it to. uri_b has uri's shape
+	 * (one group, or a range of as many bits) and another base. NULL:
+	 * one line. Subscribers arbitrate with MSGA_SUB_AB_LINES.
+	 */
+	const char *uri_b;
 };
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
@@ -327,6 +336,16 @@ enum msga_sub_flags {
 	 * MSGA_SUB_STOP_ON_GAP).
 	 */
 	MSGA_SUB_NO_RECOVERY = 1u << 3,
+	/*
+	 * Since 0.6, multicast: this subscriber's memberships are redundant
+	 * lines (the A and B feeds of a publisher with msga_pub_attr.uri_b)
+	 * carrying the same streams. Each number is delivered once, in
+	 * order, from whichever line brings it first; a line's late copy is
+	 * dropped without an event and counted (msga_sub_line_stats()). A
+	 * number missing on both lines waits recovery_ms (and is asked for,
+	 * from a MSGA_PUB_RELIABLE publisher) before it is MSGA_EVENT_LOSS.
+	 */
+	MSGA_SUB_AB_LINES = 1u << 4,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
@@ -440,10 +459,27 @@ struct msga_stream_stats {
 	uint64_t first_seq;     /* where this subscriber joined the stream */
 	uint64_t last_seq;      /* highest sequence number seen */
 	uint64_t msgs, bytes, gaps, missing, dups, late, reasm_drops;
+	/* since 0.6: recovery (msga_sub_stats) of this stream */
+	uint64_t recovered, unrecoverable, naks;
 };
 
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 			    struct msga_sub_stats *st);
+
+/*
+ * Since 0.6: what one multicast or ud:// membership (a line) brought:
+ * messages delivered from it because it had them first, and copies that
+ * came after another line's and were dropped (MSGA_SUB_AB_LINES).
+ */
+struct msga_line_stats {
+	uint32_t size;          /* sizeof(struct msga_line_stats), set by caller */
+	uint32_t conn_id;       /* the membership (msga_sub_connect()) */
+	uint64_t first;         /* numbers this line brought first */
+	uint64_t behind;        /* copies it brought after another line */
+};
+
+MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
+				 struct msga_line_stats *st);
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
 				   struct msga_stream_stats *st);
 

@@ -32,6 +32,8 @@ struct rv {
 	int gaps, losses, dups, reorders;
 	uint64_t loss_seq, loss_count;
 	uint64_t first_seq;         /* of the first message delivered */
+	uint64_t last_seq;          /* one stream: each the next, whatever */
+	uint64_t out_of_order;      /* its conn_id (A/B lines) */
 	struct msga_sub *sub;
 };
 
@@ -41,6 +43,9 @@ static void rv_on_msg(const struct msga_msg *m, void *user)
 
 	if (!r->first_seq)
 		r->first_seq = m->seq;
+	if (r->last_seq && m->seq != r->last_seq + 1)
+		r->out_of_order++;
+	r->last_seq = m->seq;
 	dp_on_msg(m, &r->rec);
 }
 
@@ -288,6 +293,17 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 	cr_assert_eq(r.rec.total, first_lost - 1 + (3000 - oldest + 1));
 	cr_assert_eq(st.unrecoverable, r.loss_count);
 	cr_assert_eq(r.gaps + r.dups + r.reorders, 0);
+	/* the one stream's own counters say the same */
+	{
+		struct msga_stream_stats ss = { .size = sizeof(ss) };
+
+		cr_assert_eq(msga_sub_stream_stats(r.sub, 0, &ss), 0);
+		cr_assert_eq(ss.unrecoverable, r.loss_count);
+		cr_assert_eq(ss.recovered, st.recovered);
+		cr_assert_eq(ss.naks, st.naks);
+		cr_assert_eq(ss.msgs, r.rec.total);
+		cr_assert_eq(ss.missing, r.loss_count);
+	}
 	rig_down(&g);
 }
 
@@ -328,6 +344,42 @@ Test(recovery, a_late_joiner_gets_its_history_then_the_live_stream,
 	rig_down(&g);
 }
 
+/*
+ * The same over unicast UD (ud://): the subscriber NAKs the publisher it
+ * subscribed to, and the resends come to it alone.
+ */
+Test(recovery, a_starved_ud_subscriber_recovers_a_lost_tail, .timeout = 120)
+{
+	struct msga_ctx *ctx[2];
+	struct dp_rec pe = { 0 };
+	struct rv r = { 0 };
+	struct msga_sub_stats st;
+	struct msga_pub *pub;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = rv_pub(ctx[0], dp_ud_uri(0), 0, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rv.x", &t), 0);
+	rv_sub(ctx[1], 0, &r);
+	rv_join(&r, dp_ud_uri(msga_pub_port(pub)), ctx);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	send_range(pub, t, 1, 600, ctx, 1);
+	wait_total(&r, 600, ctx);
+	st = rv_stats(&r);
+	cr_log_info("ud://: %llu recovered after %llu NAKs",
+		    (unsigned long long)st.recovered,
+		    (unsigned long long)st.naks);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_eq(r.rec.disconnected, 0);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
 /* The documented refusals, on every device. */
 Test(recovery, documented_errors, .timeout = 60)
 {
@@ -347,10 +399,6 @@ Test(recovery, documented_errors, .timeout = 60)
 	pa.retransmit_bytes = MSGA_RETRANSMIT_MAX_BYTES + 1;
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
 	pa.retransmit_bytes = 0;
-	pa.uri = dp_ud_uri(0);
-	cr_assert_eq(msga_pub_create(ctx, &pa, &pub),
-		     -EOPNOTSUPP,
-		     "ud:// recovery is not there yet");
 	pa.uri = dp_uri(0); /* RC is reliable anyway: accepted */
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), 0);
 	msga_pub_destroy(pub);
@@ -362,5 +410,131 @@ Test(recovery, documented_errors, .timeout = 60)
 	sa.flags = MSGA_SUB_NO_RECOVERY;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
+	msga_ctx_close(ctx);
+}
+
+/* ---------------------------------------------------- A/B arbitration */
+
+#define G_LINE_A "mcast://239.255.13.6"
+#define G_LINE_B "mcast://239.255.13.7"
+
+static struct msga_line_stats line_of(const struct rv *r, int conn_id)
+{
+	struct msga_line_stats ls = { .size = sizeof(ls) };
+
+	cr_assert_eq(msga_sub_line_stats(r->sub, (uint32_t)conn_id, &ls), 0);
+	return ls;
+}
+
+/*
+ * One publisher on two lines (uri_b), every third datagram of line A
+ * dropped before it is sent (the publisher's fault hook: pubsub.h). A
+ * subscriber on both lines with MSGA_SUB_AB_LINES gets every number once,
+ * in order, with no event: line B fills in exactly what A lost, and the
+ * copies each line brought second are counted. Then line A is left: B
+ * carries the same streams on, with no gap and no repeat; and the
+ * publisher's destruction ends the stream once, though both lines carry
+ * its END.
+ */
+Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
+     .timeout = 120)
+{
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = G_LINE_A,
+				    .uri_b = G_LINE_B };
+	struct msga_line_stats a, b;
+	struct msga_ctx *ctx[2];
+	struct dp_rec pe = { 0 };
+	struct rv r = { 0 };
+	struct msga_pub *pub = NULL;
+	int ida, idb;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pa.on_event = dp_on_event;
+	pa.user = &pe;
+	cr_assert_eq(msga_pub_create(ctx[0], &pa, &pub), 0, "%s",
+		     msga_ctx_last_error(ctx[0]));
+	cr_assert_eq(msga_pub_topic(pub, "rv.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 2, 15000),
+		  "the publisher joined %d of its 2 lines", pe.connected);
+	pub->fault_drop_every = 3;
+	pub->fault_drop_line = 0;
+	rv_sub(ctx[1], MSGA_SUB_AB_LINES, &r);
+	r.rec.strict = 0; /* the stream's conn_id moves to B with A's end */
+	ida = msga_sub_connect(r.sub, G_LINE_A);
+	idb = msga_sub_connect(r.sub, G_LINE_B);
+	cr_assert_geq(ida, 0);
+	cr_assert_geq(idb, 0);
+	cr_assert(dp_poll_until(ctx, 2, &r.rec.connected, 2, 15000));
+	for (uint64_t s = 1; s <= 500; s++) {
+		dp_send(pub, t, s, 64, ctx, 2);
+		cr_assert(dp_poll_until64(ctx, 2, &r.rec.total, s, 10000),
+			  "seq %llu not delivered", (unsigned long long)s);
+	}
+	poll_quiet(ctx, 300); /* the last copies of line B */
+	a = line_of(&r, ida);
+	b = line_of(&r, idb);
+	cr_log_info("line A: %llu first, %llu behind; line B: %llu first, "
+		    "%llu behind; %u of A's datagrams dropped",
+		    (unsigned long long)a.first, (unsigned long long)a.behind,
+		    (unsigned long long)b.first, (unsigned long long)b.behind,
+		    pub->fault_count / 3);
+	cr_assert_eq(pub->fault_count, 500);
+	cr_assert_eq(r.rec.total, 500);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_eq(a.first + b.first, 500, "each number once");
+	cr_assert_geq(b.first, 500 / 3, "B filled in what A lost");
+	cr_assert_eq(a.behind + b.behind, 500 - 500 / 3,
+		     "every copy that arrived second is counted");
+	cr_assert_eq(a.conn_id, (uint32_t)ida);
+	/* line A goes: B takes its streams over */
+	cr_assert_eq(msga_sub_disconnect(r.sub, (uint32_t)ida), 0);
+	for (uint64_t s = 501; s <= 600; s++) {
+		dp_send(pub, t, s, 64, ctx, 2);
+		cr_assert(dp_poll_until64(ctx, 2, &r.rec.total, s, 10000),
+			  "seq %llu not delivered on line B alone",
+			  (unsigned long long)s);
+	}
+	msga_pub_destroy(pub);
+	poll_quiet(ctx, 500);
+	cr_assert_eq(r.rec.total, 600);
+	cr_assert_eq(r.first_seq, 1);
+	cr_assert_eq(r.out_of_order, 0, "1..600, each the next");
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_eq(r.rec.stream_ended, 1, "one END event, not one a line");
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/* The documented errors of uri_b and msga_sub_line_stats(). */
+Test(ab, documented_errors, .timeout = 60)
+{
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = dp_uri(0),
+				    .uri_b = G_LINE_B };
+	struct msga_line_stats ls = { .size = sizeof(ls) };
+	struct msga_pub *pub = NULL;
+	struct rv r = { 0 };
+
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "rdma://");
+	pa.uri = G_LINE_A;
+	pa.uri_b = "mcast://239.255.13.0/24"; /* another shape */
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "shape");
+	pa.uri_b = G_LINE_A;
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "same group");
+	pa.uri_b = "mcast://nonsense";
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "not a uri");
+	rv_sub(ctx, MSGA_SUB_AB_LINES, &r);
+	cr_assert_eq(msga_sub_line_stats(NULL, 0, &ls), -EINVAL);
+	cr_assert_eq(msga_sub_line_stats(r.sub, 0, NULL), -EINVAL);
+	ls.size = 8;
+	cr_assert_eq(msga_sub_line_stats(r.sub, 0, &ls), -EINVAL);
+	ls.size = sizeof(ls);
+	cr_assert_eq(msga_sub_line_stats(r.sub, 12345, &ls), -ENOENT);
 	msga_ctx_close(ctx);
 }

@@ -315,10 +315,12 @@ static void json_stream(double t, const struct msga_stream_stats *s,
 	       "\",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64
 	       ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"gaps\":%" PRIu64
 	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%"
-	       PRIu64 ",\"reasm_drops\":%" PRIu64 "}\n", t, s->conn_id,
-	       m ? m->uri : "", s->topic, s->origin, s->first_seq, s->last_seq,
-	       s->msgs, s->bytes, s->gaps, s->missing, s->dups, s->late,
-	       s->reasm_drops);
+	       PRIu64 ",\"reasm_drops\":%" PRIu64 ",\"recovered\":%" PRIu64
+	       ",\"unrecoverable\":%" PRIu64 ",\"naks\":%" PRIu64 "}\n", t,
+	       s->conn_id, m ? m->uri : "", s->topic, s->origin, s->first_seq,
+	       s->last_seq, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
+	       s->late, s->reasm_drops, s->recovered, s->unrecoverable,
+	       s->naks);
 }
 
 static void json_total(double t, const struct msga_sub_stats *s, double rate,

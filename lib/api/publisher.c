@@ -86,9 +86,9 @@ static int pub_heartbeat(struct msga_pub *pub,
 }
 
 /*
- * MSGA_PUB_RELIABLE (0.6): a multicast publisher keeps retransmit_bytes of
- * messages to answer NAKs (mcast_retx.c). RC is reliable already: the
- * flag changes nothing there. Over ud:// recovery is not there yet.
+ * MSGA_PUB_RELIABLE (0.6): a UD publisher (mcast://, ud://) keeps
+ * retransmit_bytes of messages to answer NAKs (mcast_retx.c). RC is
+ * reliable already: the flag changes nothing there.
  */
 static int pub_reliable(struct msga_pub *pub, const struct msga_pub_attr *attr,
 			int mcast, int ud)
@@ -108,11 +108,7 @@ static int pub_reliable(struct msga_pub *pub, const struct msga_pub_attr *attr,
 					      MSGA_RETRANSMIT_MAX_BYTES);
 		bytes = attr->retransmit_bytes;
 	}
-	if (ud)
-		return msga__ctx_fail(pub->ctx, -EOPNOTSUPP, "msga_pub_create: "
-				      "MSGA_PUB_RELIABLE is for mcast:// (and "
-				      "rdma://, reliable anyway), not ud://");
-	if (!mcast)
+	if (!mcast && !ud)
 		return 0;
 	return msga__mpub_retx_init(pub, bytes);
 }
@@ -190,6 +186,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
 				      "max_datagram %u is below %u",
 				      attr->max_datagram, MSGA_DATAGRAM_MIN);
+	if (!mcast && PUB_ATTR_HAS(attr, uri_b))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: uri_b "
+				      "is for mcast:// publishers");
 	if (!mcast && !ud && msga__parse_uri(attr->uri, &ss))
 		return msga__ctx_fail(ctx, -EINVAL,
 				      "msga_pub_create: bad uri '%s'",
@@ -212,7 +211,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (!ret && (attr->flags & MSGA_PUB_RELIABLE))
 		ret = pub_reliable(pub, attr, mcast, ud);
 	if (!ret)
-		ret = mcast ? msga__mpub_create(pub, attr->uri) :
+		ret = mcast ? msga__mpub_create(pub, attr->uri,
+						PUB_ATTR_HAS(attr, uri_b) ?
+						attr->uri_b : NULL) :
 		      ud ? msga__upub_create(pub, attr->uri) :
 			   pub_listen(pub, &ss);
 	if (ret) {

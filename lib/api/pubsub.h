@@ -45,6 +45,7 @@ struct msga__topic {
 	char name[MSGA_TOPIC_MAX + 1];
 	uint64_t seq;                  /* last sequence committed */
 	uint32_t group;                /* multicast: index in mc->groups */
+	uint32_t group_b;              /* ... and on the B line, if any */
 	uint8_t name_len;
 	/* UD heartbeats (mcast_pub.c): seq at the last look, when the
 	 * next heartbeat is due, and the interval after it */
@@ -106,6 +107,15 @@ struct msga_pub {
 	/* multicast publishers (mcast_pub.c) */
 	struct msga__udep *mc;
 	struct msga__mcast_range mc_range;
+	struct msga__mcast_range mc_range_b; /* msga_pub_attr.uri_b */
+	int line_b;                     /* every datagram goes on both */
+	/*
+	 * Fault injection for tests only (no API sets it): drop every
+	 * fault_drop_every-th data datagram of line fault_drop_line (0: A,
+	 * 1: B) before it is sent, so a test can make one line lossy and
+	 * the other whole.
+	 */
+	uint32_t fault_drop_every, fault_drop_line, fault_count;
 	uint64_t origin;
 	uint32_t frag;                  /* fragment payload */
 	uint32_t max_datagram;          /* msga_pub_attr's; 0: the MTU's */

@@ -63,7 +63,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	    (attr->flags & ~(uint32_t)(MSGA_SUB_NO_LOCAL |
 					MSGA_SUB_STOP_ON_GAP |
 					MSGA_SUB_NO_RING |
-					MSGA_SUB_NO_RECOVERY)) ||
+					MSGA_SUB_NO_RECOVERY |
+					MSGA_SUB_AB_LINES)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	ret = recovery_limits(ctx, attr, &ms, &bytes);

@@ -75,7 +75,6 @@ static void touch(struct msga__ustreams *t, struct msga__ustream *s,
 		  uint64_t now_ns)
 {
 	s->last_ns = now_ns;
-	s->retired = 0;
 	if (t->lru.tail != msga__ustreams_pos(t, s) + 1) {
 		lru_unlink(t, s);
 		lru_append(t, s);
@@ -330,4 +329,7 @@ void msga__ustream_stats(const struct msga__ustream *s,
 	st->dups = s->seq.c.dups;
 	st->late = s->seq.c.late;
 	st->reasm_drops = s->reasm_drops;
+	st->recovered = s->recovered;
+	st->unrecoverable = s->unrecoverable;
+	st->naks = s->naks;
 }

@@ -46,6 +46,8 @@ struct msga__ustream {
 	int retired;
 	/* the owner's: lost messages are recovered (repair.h) */
 	int repaired;
+	int nak_ok;                     /* its publisher answers NAKs */
+	uint64_t recovered, unrecoverable, naks;
 	/* table's own */
 	int used;
 	uint32_t hash;
@@ -101,7 +103,8 @@ int msga__ustreams_refused_first(struct msga__ustreams *t, uint64_t origin,
 /*
  * A stream its publisher ended (an END): kept, for its counters, but never
  * reported silent, and the first to be evicted when the table needs room,
- * idle time or not. Heard from again, it is an ordinary stream.
+ * idle time or not. A late datagram of it (another line's copy) moves it
+ * back among the heard, but it stays ended.
  */
 void msga__ustreams_retire(struct msga__ustreams *t, struct msga__ustream *s);
 /* Forget s; its counters go to the totals. */

@@ -140,6 +140,8 @@ struct msga__udep {
 	uint32_t holds;
 	uint32_t rx_posted;          /* receives not yet completed */
 	struct msga__rxslot *cur;    /* slot being delivered, for hold */
+	/* a line's counts (msga_sub_line_stats) */
+	uint64_t line_first, line_behind;
 	/* the datagram being classified (mcast_repair.c: its sender) */
 	const struct ibv_wc *rx_wc;
 	const void *rx_grh;
@@ -221,7 +223,12 @@ void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		     enum msga_event_type type, int status);
 
 /* mcast_pub.c */
-int msga__mpub_create(struct msga_pub *pub, const char *uri);
+int msga__mpub_create(struct msga_pub *pub, const char *uri,
+		      const char *uri_b);
+uint64_t msga__mpub_targets(struct msga_pub *pub, uint32_t topic_id,
+			    uint32_t *count);
+struct msga__mgroup *msga__mpub_target(struct msga_pub *pub,
+				       uint32_t topic_id, uint32_t bit);
 int msga__mpub_setup(struct msga_pub *pub);
 int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
@@ -242,6 +249,8 @@ int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes);
 void msga__mpub_retx_fini(struct msga_pub *pub);
 void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			const struct ibv_wc *wc, uint64_t now_ns);
+void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
+		       struct msga__mgroup *to, uint64_t now_ns);
 
 /* mcast_sub.c */
 int msga__msub_connect(struct msga_sub *sub, const char *uri);

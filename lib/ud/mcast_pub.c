@@ -30,27 +30,6 @@ int msga__mpub_setup(struct msga_pub *pub)
 	return 0;
 }
 
-int msga__mpub_create(struct msga_pub *pub, const char *uri)
-{
-	struct msga_ctx *ctx = pub->ctx;
-	struct msga__mgroup *g;
-	int ret;
-
-	if (msga__parse_mcast_uri(uri, &pub->mc_range))
-		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
-				      "multicast uri '%s'", uri);
-	/* a reliable publisher takes NAKs on its queue pair */
-	ret = msga__udep_new(ctx, pub->reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
-			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
-	if (!ret)
-		ret = msga__mpub_setup(pub);
-	if (ret)
-		return ret;
-	if (pub->mc_range.host_bits == 0)
-		return msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
-	return 0;
-}
-
 static int same_addr(const struct sockaddr_storage *a,
 		     const struct sockaddr_storage *b)
 {
@@ -63,20 +42,52 @@ static int same_addr(const struct sockaddr_storage *a,
 		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
-/* A new topic: find or join the group its name maps to. */
-int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
+int msga__mpub_create(struct msga_pub *pub, const char *uri,
+		      const char *uri_b)
 {
-	struct msga__topic *t = &pub->topics[topic_id];
+	struct msga_ctx *ctx = pub->ctx;
+	struct msga__mgroup *g;
+	int ret;
+
+	if (msga__parse_mcast_uri(uri, &pub->mc_range))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
+				      "multicast uri '%s'", uri);
+	if (uri_b && (msga__parse_mcast_uri(uri_b, &pub->mc_range_b) ||
+		      pub->mc_range_b.host_bits != pub->mc_range.host_bits ||
+		      pub->mc_range_b.base.ss_family !=
+		      pub->mc_range.base.ss_family ||
+		      same_addr(&pub->mc_range_b.base, &pub->mc_range.base)))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: uri_b "
+				      "'%s' is not a multicast uri of the "
+				      "shape of '%s'", uri_b, uri);
+	pub->line_b = uri_b != NULL;
+	/* a reliable publisher takes NAKs on its queue pair */
+	ret = msga__udep_new(ctx, pub->reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
+			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
+	if (!ret)
+		ret = msga__mpub_setup(pub);
+	if (ret)
+		return ret;
+	if (pub->mc_range.host_bits)
+		return 0; /* a range: groups are joined per topic */
+	ret = msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
+	if (!ret && pub->line_b)
+		ret = msga__udep_join(pub->mc, &pub->mc_range_b.base, 1, &g);
+	return ret;
+}
+
+
+/* The index of the group name maps to in range, joined if new. */
+static int group_for(struct msga_pub *pub, const struct msga__mcast_range *r,
+		     const char *name, uint32_t *idx)
+{
 	struct msga__udep *ep = pub->mc;
 	struct sockaddr_storage addr;
 	struct msga__mgroup *g;
 	uint32_t i;
 	int ret;
 
-	t->name_len = (uint8_t)strlen(t->name);
-	if (pub->unicast)
-		return 0; /* subscribers match it as they come (ud_unicast.c) */
-	msga__mcast_group_of(&pub->mc_range, t->name, &addr);
+	msga__mcast_group_of(r, name, &addr);
 	for (i = 0; i < ep->ngroups; i++)
 		if (same_addr(&ep->groups[i].addr, &addr))
 			break;
@@ -85,8 +96,23 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 		if (ret)
 			return ret;
 	}
-	t->group = i;
+	*idx = i;
 	return 0;
+}
+
+/* A new topic: find or join the group its name maps to (on each line). */
+int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
+{
+	struct msga__topic *t = &pub->topics[topic_id];
+	int ret;
+
+	t->name_len = (uint8_t)strlen(t->name);
+	if (pub->unicast)
+		return 0; /* subscribers match it as they come (ud_unicast.c) */
+	ret = group_for(pub, &pub->mc_range, t->name, &t->group);
+	if (!ret && pub->line_b)
+		ret = group_for(pub, &pub->mc_range_b, t->name, &t->group_b);
+	return ret;
 }
 
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id)
@@ -101,23 +127,37 @@ static uint32_t frags_of(const struct msga_pub *pub, size_t len)
 }
 
 /*
- * Where a message on topic_id goes: its multicast group (bit 0), or each
- * unicast subscriber whose pattern matches (bit = its slot).
+ * Where a message on topic_id goes: its multicast group (bit 0) and, with
+ * a B line, its group there (bit 1), each while joined; or each unicast
+ * subscriber whose pattern matches (bit = its slot).
  */
-static uint64_t targets(struct msga_pub *pub, uint32_t topic_id,
-			uint32_t *count)
+uint64_t msga__mpub_targets(struct msga_pub *pub, uint32_t topic_id,
+			    uint32_t *count)
 {
+	const struct msga__topic *t = &pub->topics[topic_id];
+	const struct msga__mgroup *g = pub->mc->groups;
+	uint64_t mask;
+
 	if (pub->unicast)
 		return msga__upub_targets(pub, topic_id, count);
-	*count = 1;
-	return 1;
+	if (!pub->line_b) {
+		*count = 1;
+		return 1;
+	}
+	mask = (g[t->group].state == MSGA__G_READY ? 1u : 0u) |
+	       (g[t->group_b].state == MSGA__G_READY ? 2u : 0u);
+	*count = (uint32_t)__builtin_popcountll(mask);
+	return mask;
 }
 
-static struct msga__mgroup *target(struct msga_pub *pub, uint32_t bit)
+struct msga__mgroup *msga__mpub_target(struct msga_pub *pub,
+				       uint32_t topic_id, uint32_t bit)
 {
+	const struct msga__topic *t = &pub->topics[topic_id];
+
 	if (pub->unicast)
 		return &pub->dests[bit].g;
-	return &pub->mc->groups[pub->topics[pub->big_topic].group];
+	return &pub->mc->groups[bit ? t->group_b : t->group];
 }
 
 /* Can a message of len bytes on topic_id go out now? 0 or -errno. */
@@ -129,9 +169,15 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 		return -ENETDOWN;
 	if (pub->mc->restarting)
 		return -EAGAIN; /* a send failed: the QP restarts (udep.c) */
-	if (!pub->unicast) {
-		const struct msga__mgroup *g =
-			&pub->mc->groups[pub->topics[topic_id].group];
+	if (!pub->unicast && !(pub->line_b &&
+			       msga__mpub_targets(pub, topic_id, &n))) {
+		/* (with a B line, either line joined will do) */
+		const struct msga__topic *t = &pub->topics[topic_id];
+		const struct msga__mgroup *g = &pub->mc->groups[t->group];
+
+		if (pub->line_b &&
+		    pub->mc->groups[t->group_b].state != MSGA__G_FAILED)
+			g = &pub->mc->groups[t->group_b]; /* B may still come */
 
 		if (g->state == MSGA__G_FAILED)
 			return g->status;
@@ -142,7 +188,7 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 	}
 	if (pub->pumping)
 		return -EAGAIN;
-	targets(pub, topic_id, &n);
+	msga__mpub_targets(pub, topic_id, &n);
 	/* A message up to MSGA_FRAG_MAX goes out whole at commit. */
 	if (len <= msga__mpub_single_max(pub, topic_id))
 		return msga__udep_sq_room(pub->mc) >= (int)n ? 0 : -EAGAIN;
@@ -200,7 +246,12 @@ static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
 
 		if (pub->unicast && !pub->dests[bit].used)
 			continue; /* it left while the message was going out */
-		ret = post_piece(pub, target(pub, bit), off, n, flags);
+		if (pub->fault_drop_every && !pub->unicast &&
+		    bit == pub->fault_drop_line &&
+		    ++pub->fault_count % pub->fault_drop_every == 0)
+			continue; /* (tests: loss on one line, pubsub.h) */
+		ret = post_piece(pub, msga__mpub_target(pub, pub->big_topic,
+							 bit), off, n, flags);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -254,7 +305,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->pump_off = 0;
 	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
-	pub->pump_mask = targets(pub, claim->topic_id, &n);
+	pub->pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
 	if (len <= msga__mpub_single_max(pub, claim->topic_id)) {
 		ret = post_to_all(pub, 0, len,
 				  MSGA__UDW_FIRST | MSGA__UDW_LAST);
@@ -288,19 +339,22 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 		.retains = pub->reliable,
 	};
 	uint32_t n;
-	uint64_t mask = targets(pub, topic_id, &n);
+	uint64_t mask = msga__mpub_targets(pub, topic_id, &n);
 
-	if (!pub->unicast &&
+	if (!pub->unicast && !pub->line_b &&
 	    ep->groups[t->group].state != MSGA__G_READY)
-		return 0; /* nobody to tell: its group is not there */
+		mask = 0; /* nobody to tell: its group is not there */
+	if (!mask)
+		return 0;
 	if (msga__udep_sq_room(ep) < (int)n)
 		return -EAGAIN;
 	for (; mask; mask &= mask - 1) {
 		uint32_t bit = (uint32_t)__builtin_ctzll(mask);
 		uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h,
 					    t->name);
-		int ret = msga__udep_send(ep, target(pub, bit), hl, NULL, 0,
-					  0, MSGA__TAG_NONE,
+		struct msga__mgroup *to = msga__mpub_target(pub, topic_id, bit);
+		int ret = msga__udep_send(ep, to, hl, NULL, 0, 0,
+					  MSGA__TAG_NONE,
 					  signal && mask == (mask & -mask));
 
 		if (ret)

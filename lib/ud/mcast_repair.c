@@ -141,9 +141,9 @@ static void learn_publisher(struct msga__udep *ep, uint64_t origin,
 	struct msga__nakdst *d;
 	struct ibv_ah_attr attr;
 
-	if (nakdst_of(sub, origin) || !ep->ngroups ||
+	if (ep->unicast || nakdst_of(sub, origin) || !ep->ngroups ||
 	    !(wc->wc_flags & IBV_WC_GRH))
-		return;
+		return; /* (ud:// knows its publisher: ep->peer) */
 	d = nakdst_free(sub);
 	if (!d)
 		return; /* no NAKs to it: its gaps are given up in time */
@@ -177,15 +177,22 @@ void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	uint64_t next;
+	int ab = (sub->flags & MSGA_SUB_AB_LINES) != 0;
 
-	if (s->repaired || !h->retains || (sub->flags & MSGA_SUB_NO_RECOVERY) ||
+	/* A/B lines arbitrate through repair.h, asking or not */
+	if (s->repaired || (!ab && (!h->retains ||
+				    (sub->flags & MSGA_SUB_NO_RECOVERY))) ||
 	    msga__mrep_init(sub))
 		return;
-	learn_publisher(ep, h->origin, wc, grh);
+	s->nak_ok = h->retains && !(sub->flags & MSGA_SUB_NO_RECOVERY);
+	if (s->nak_ok)
+		learn_publisher(ep, h->origin, wc, grh);
 	if (s->seq.last == 0) { /* new: a heartbeat places it, data starts it */
 		next = h->type == MSGA__UDW_DATA ? h->seq : h->seq + 1;
-		/* a late joiner's history: asked for as if lost */
-		next = next > sub->history ? next - sub->history : 1;
+		/* a late joiner's history: asked for as if lost (from a
+		 * publisher that can be asked) */
+		if (s->nak_ok)
+			next = next > sub->history ? next - sub->history : 1;
 	} else {
 		next = s->seq.last + 1;
 	}
@@ -220,6 +227,7 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 		}
 		s->seq.c.gaps++;
 		s->seq.c.missing += it.count;
+		s->unrecoverable += it.count;
 		sub->st.unrecoverable += it.count;
 		msga__msub_stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
 					it.count);
@@ -244,13 +252,19 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 	enum msga__repair_verdict v;
 
 	v = msga__repair_arrive(&sub->repair, idx, h->seq, data, len, now_ns);
-	if (v == MSGA__REPAIR_DROP)
-		return; /* had, given up on, or no room to hold: asked again */
-	if (v == MSGA__REPAIR_HELD && ep->rx_wc && !nakdst_of(sub, s->origin))
+	if (v == MSGA__REPAIR_DROP) {
+		ep->line_behind++; /* had (from another line), or given up */
+		return; /* (or no room to hold: asked again) */
+	}
+	ep->line_first++;
+	if (v == MSGA__REPAIR_HELD && s->nak_ok && ep->rx_wc &&
+	    !nakdst_of(sub, s->origin))
 		/* a gap to ask for, and its address was given to another */
 		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
-	if (h->flags & MSGA__UDW_RETX)
+	if (h->flags & MSGA__UDW_RETX) {
+		s->recovered++;
 		sub->st.recovered++;
+	}
 	if (v == MSGA__REPAIR_DELIVER) {
 		s->seq.c.delivered++;
 		msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
@@ -302,6 +316,7 @@ static void send_nak(struct msga_sub *sub, struct msga__ustream *s,
 {
 	struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
 	struct msga__nakdst *d = nakdst_of(sub, s->origin);
+	struct msga__mgroup *to = d ? &d->g : NULL;
 	struct msga__udw_hdr h = {
 		.type = MSGA__UDW_NAK, .topic_len = (uint8_t)strlen(s->topic),
 		.origin = s->origin, .seq = seq,
@@ -310,13 +325,17 @@ static void send_nak(struct msga_sub *sub, struct msga__ustream *s,
 	};
 	uint32_t hl;
 
-	if (!ep || !d || !d->g.ah || !ep->sq_depth ||
+	if (ep && ep->unicast)
+		to = &ep->peer; /* the publisher it subscribed to */
+	if (!ep || !to || !to->ah || !ep->sq_depth ||
 	    msga__udep_sq_room(ep) < 1)
 		return; /* asked again at the next retry */
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, s->topic);
-	if (!msga__udep_send(ep, &d->g, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
+	if (!msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
+		s->naks++;
 		sub->st.naks++;
-		d->used_ns = msga__now_ns();
+		if (d)
+			d->used_ns = msga__now_ns();
 	}
 }
 
@@ -325,7 +344,7 @@ static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
 	struct msga_sub *sub = arg;
 	struct msga__ustream *s = &sub->streams.streams[idx];
 
-	if (idx < sub->streams.top && s->used && s->repaired)
+	if (idx < sub->streams.top && s->used && s->repaired && s->nak_ok)
 		send_nak(sub, s, seq, count);
 }
 

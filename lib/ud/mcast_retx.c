@@ -67,8 +67,9 @@ static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
 }
 
 /* One datagram of a resend, from send buffer slot; 1 if it holds it. */
-static int post_frag(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
-		     uint32_t slot, uint32_t len, uint32_t off, uint32_t n)
+static int post_frag(struct msga_pub *pub, struct msga__mgroup *to,
+		     uint32_t topic_id, uint64_t seq, uint32_t slot,
+		     uint32_t len, uint32_t off, uint32_t n)
 {
 	const struct msga__topic *t = &pub->topics[topic_id];
 	struct msga__udep *ep = pub->mc;
@@ -82,7 +83,7 @@ static int post_frag(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
 		.hb_ms = pub->hb_cap_ms, .retains = 1,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
-	int ret = msga__udep_send(ep, &ep->groups[t->group], hl, data + off,
+	int ret = msga__udep_send(ep, to, hl, data + off,
 				  n, pub->tx_mr->lkey, (int32_t)slot, 0);
 
 	if (ret)
@@ -90,42 +91,60 @@ static int post_frag(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
 	return hl + n > ep->max_inline;
 }
 
-/*
- * Send message seq of topic_id again. 0; -EAGAIN when there is no room
- * (queue, buffers, budget) now; -ENOENT when it is not kept, or too large
- * to resend.
- */
-static int resend(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
-		  uint64_t now_ns)
+/* Every datagram of the message in send buffer slot, to one target. */
+static int post_message(struct msga_pub *pub, struct msga__mgroup *to,
+			uint32_t topic_id, uint64_t seq, uint32_t slot,
+			uint32_t len, uint32_t frags)
 {
-	uint32_t len, n, slot, frags;
-	const void *data;
+	uint32_t n;
 	int ret;
 
-	if (msga__retain_get(&pub->retain, topic_id, seq, &data, &len) ||
-	    len > MSGA_FRAG_MAX)
-		return -ENOENT;
-	frags = len <= msga__mpub_single_max(pub, topic_id) ? 1 :
-		(len + pub->frag - 1) / pub->frag;
-	if (pub->tx_nfree <= MSGA__PUB_TX_SLOTS / 2 ||
-	    msga__udep_sq_room(pub->mc) < (int)frags ||
-	    !budget_take(pub, frags, now_ns))
-		return -EAGAIN;
-	slot = pub->tx_free[--pub->tx_nfree];
-	memcpy(pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT, data, len);
 	for (uint32_t off = 0; off < len || (!len && !off); off += n) {
 		n = len - off < pub->frag ? len - off : pub->frag;
 		if (frags == 1)
 			n = len;
-		ret = post_frag(pub, topic_id, seq, slot, len, off, n);
-		if (ret < 0) {
-			msga__udep_kill(pub->mc, ret, 1);
-			break;
-		}
+		ret = post_frag(pub, to, topic_id, seq, slot, len, off, n);
+		if (ret < 0)
+			return ret;
 		pub->tx_ref[slot] += (uint16_t)ret;
 		if (!len)
 			break;
 	}
+	return 0;
+}
+
+/*
+ * Send message seq of topic_id again: to `to`, or (NULL) to the topic's
+ * group on each line. 0; -EAGAIN when there is no room (queue, buffers,
+ * budget) now; -ENOENT when it is not kept, or too large to resend.
+ */
+static int resend(struct msga_pub *pub, struct msga__mgroup *to,
+		  uint32_t topic_id, uint64_t seq, uint64_t now_ns)
+{
+	uint32_t len, slot, frags, lines = 1;
+	uint64_t mask = 1;
+	const void *data;
+	int ret = 0;
+
+	if (msga__retain_get(&pub->retain, topic_id, seq, &data, &len) ||
+	    len > MSGA_FRAG_MAX)
+		return -ENOENT;
+	if (!to)
+		mask = msga__mpub_targets(pub, topic_id, &lines);
+	frags = len <= msga__mpub_single_max(pub, topic_id) ? 1 :
+		(len + pub->frag - 1) / pub->frag;
+	if (!mask || pub->tx_nfree <= MSGA__PUB_TX_SLOTS / 2 ||
+	    msga__udep_sq_room(pub->mc) < (int)(frags * lines) ||
+	    !budget_take(pub, frags * lines, now_ns))
+		return -EAGAIN;
+	slot = pub->tx_free[--pub->tx_nfree];
+	memcpy(pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT, data, len);
+	for (; mask && !ret; mask &= mask - 1)
+		ret = post_message(pub, to ? to : msga__mpub_target(pub,
+				   topic_id, (uint32_t)__builtin_ctzll(mask)),
+				   topic_id, seq, slot, len, frags);
+	if (ret < 0)
+		msga__udep_kill(pub->mc, ret, 1);
 	if (!pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
 	pub->retx_msgs++;
@@ -145,11 +164,13 @@ static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
 
 /*
  * A NAK for [seq, seq + count) of one of our topics: what is kept goes
- * again, runs of what is not are named LOST. Numbers never sent yet, and
- * those resent moments ago, are passed over.
+ * again, to the group (to NULL) or, over ud://, to the subscriber that
+ * asked (to); runs of what is not are named LOST, to every target of the
+ * topic. Numbers never sent yet, and those resent moments ago, are passed
+ * over.
  */
-static void on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
-		   uint64_t now_ns)
+void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
+		       struct msga__mgroup *to, uint64_t now_ns)
 {
 	int id = topic_named(pub, h->topic, h->topic_len);
 	uint64_t from = h->seq, end = h->seq + h->msg_len, lost_from = 0, s;
@@ -165,7 +186,7 @@ static void on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 	    from >= t->retx_lo && from < t->retx_hi)
 		from = t->retx_hi; /* another's NAK for it was just served */
 	for (s = from; s < end; s++) {
-		int ret = resend(pub, (uint32_t)id, s, now_ns);
+		int ret = resend(pub, to, (uint32_t)id, s, now_ns);
 
 		if (ret == -ENOENT) {
 			lost_from = lost_from ? lost_from : s;
@@ -198,7 +219,7 @@ void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			   &h) &&
 	    h.type == MSGA__UDW_NAK && ep->pub->reliable && !ep->closing) {
 		ep->pub->naks_taken++;
-		on_nak(ep->pub, &h, now_ns);
+		msga__mpub_on_nak(ep->pub, &h, NULL, now_ns);
 	}
 	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);

@@ -165,11 +165,16 @@ static void stream_gone(struct msga__udep *ep, const struct msga__ustream *s,
 		sub->on_event(&ev, sub->user);
 }
 
-/* A membership that stopped: its streams go, a new one starts afresh. */
+/*
+ * A membership that stopped: its streams go, a new one starts afresh;
+ * but the lines of MSGA_SUB_AB_LINES carry the same streams, which the
+ * other line takes over with their state (stream_of).
+ */
 static void stop_mship(struct msga__udep *ep, int status, int notify)
 {
 	msga__udep_kill(ep, status, notify);
-	msga__ustreams_evict_conn(&ep->sub->streams, ep->id);
+	if (!(ep->sub->flags & MSGA_SUB_AB_LINES))
+		msga__ustreams_evict_conn(&ep->sub->streams, ep->id);
 }
 
 /* A loss ended the membership (MSGA_SUB_STOP_ON_GAP). */
@@ -191,10 +196,11 @@ void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 	struct msga_msg msg = {
 		.data = data, .len = len, .topic = s->topic,
 		.topic_id = msga__ustreams_pos(&sub->streams, s),
-		.conn_id = ep->id, .seq = seq, .rx_time_ns = now_ns,
+		.conn_id = s->conn_id, .seq = seq, .rx_time_ns = now_ns,
 		.priv_ = slot, .origin = s->origin,
 	};
 
+	/* (the stream's membership: with A/B lines, not the line's) */
 	s->bytes += len;
 	if (seq > s->last_seq)
 		s->last_seq = seq;
@@ -231,6 +237,7 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 		msga__msub_stream_event(ep, s, MSGA_EVENT_REORDER, h->seq, 1);
 		break;
 	case MSGA__SEQ_DUP:
+		ep->line_behind++;
 		/* a resend another subscriber asked for is no news here */
 		if (!(h->flags & MSGA__UDW_RETX))
 			msga__msub_stream_event(ep, s, MSGA_EVENT_DUPLICATE,
@@ -239,6 +246,7 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 	default: /* from before we joined: not ours to report */
 		return;
 	}
+	ep->line_first++;
 	if (ep->dead)
 		return;
 	msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
@@ -304,7 +312,8 @@ static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	struct msga__ustream *s = msga__ustreams_find(&sub->streams, h->origin,
 						      h->topic, h->topic_len);
 
-	if (!s || s->retired || s->conn_id != ep->id ||
+	if (!s || s->retired ||
+	    (s->conn_id != ep->id && !(sub->flags & MSGA_SUB_AB_LINES)) ||
 	    stream_position(ep, s, h->seq, now_ns))
 		return; /* (a second copy: told already) */
 	sub->st.ended++;
@@ -322,7 +331,7 @@ static void stream_heard(struct msga_sub *sub, struct msga__ustream *s,
 {
 	uint64_t three = 3000000ull * h->hb_ms;
 
-	s->silent = 0;
+	s->silent = s->retired; /* (an ended stream is never silent) */
 	if (!h->hb_ms) {
 		s->watch_ns = 0;
 		return;
@@ -367,6 +376,11 @@ static struct msga__ustream *stream_of(struct msga__udep *ep,
 			       now_ns);
 	if (!s || s->conn_id == ep->id || mship_live(ep->sub, s->conn_id))
 		return s;
+	if (ep->sub->flags & MSGA_SUB_AB_LINES) {
+		/* its line ended, another goes on: the same stream */
+		s->conn_id = ep->id;
+		return s;
+	}
 	msga__ustreams_evict(t, s);
 	return msga__ustreams_get(t, h->origin, h->topic, h->topic_len, ep->id,
 				  now_ns);
@@ -426,7 +440,7 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		return;
 	}
 	stream_heard(sub, s, &h, now_ns);
-	if (h.retains && !s->repaired)
+	if ((h.retains || (sub->flags & MSGA_SUB_AB_LINES)) && !s->repaired)
 		msga__mrep_begin(ep, s, &h, wc, buf - MSGA__UD_GRH);
 	if (h.type == MSGA__UDW_HEARTBEAT) {
 		sub->st.heartbeats++;
@@ -628,6 +642,33 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	}
 	memcpy(out, st, size);
 	return 0;
+}
+
+#define LINE_STATS_MIN (offsetof(struct msga_line_stats, behind) + 8)
+
+MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
+				 struct msga_line_stats *out)
+{
+	struct msga_line_stats st = { .size = sizeof(st) };
+	struct msga__list *pos, *tmp;
+	uint32_t size;
+
+	if (!sub || !out || out->size < LINE_STATS_MIN)
+		return -EINVAL;
+	msga__list_for_each_safe(pos, tmp, &sub->mships) {
+		const struct msga__udep *ep = mship(pos);
+
+		if (ep->id != conn_id)
+			continue;
+		size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
+		st.size = size;
+		st.conn_id = conn_id;
+		st.first = ep->line_first;
+		st.behind = ep->line_behind;
+		memcpy(out, &st, size);
+		return 0;
+	}
+	return -ENOENT; /* no such membership (an RC connection has none) */
 }
 
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,

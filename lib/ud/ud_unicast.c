@@ -204,6 +204,15 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	pattern[h.topic_len] = '\0';
 	if (h.type == MSGA__UDW_SUBSCRIBE) {
 		on_subscribe(ep, wc, buf, pattern, now_ns);
+	} else if (h.type == MSGA__UDW_NAK && ep->pub->reliable &&
+		   !ep->closing &&
+		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
+					(struct ibv_wc *)wc,
+					(struct ibv_grh *)buf, &ah) &&
+		   (d = dest_find(ep->pub, wc, &ah, 0))) {
+		/* resends go to the one who asked (mcast_retx.c) */
+		ep->pub->naks_taken++;
+		msga__mpub_on_nak(ep->pub, &h, &d->g, now_ns);
 	} else if (h.type == MSGA__UDW_UNSUBSCRIBE &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
