@@ -462,6 +462,8 @@ Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
 		  "the publisher joined %d of its 2 lines", pe.connected);
 	pub->fault_drop_every = 3;
 	pub->fault_drop_line = 0;
+	cr_log_info("the publisher's joins: send-only %d, %d",
+		    pub->mc->groups[0].sendonly, pub->mc->groups[1].sendonly);
 	rv_sub(ctx[1], MSGA_SUB_AB_LINES, &r);
 	r.rec.strict = 0; /* the stream's conn_id moves to B with A's end */
 	ida = msga_sub_connect(r.sub, G_LINE_A);

@@ -57,7 +57,10 @@ fi
 out=$(mkdir -p "${1:-$PWD/bench-results}" && cd "${1:-$PWD/bench-results}" && pwd)
 [ -x "$builddir/bench/msga_feed" ] || { echo "recovery_rounds: build first: no $builddir/bench/msga_feed" >&2; exit 1; }
 command -v jq >/dev/null || { echo "recovery_rounds: jq is needed" >&2; exit 1; }
+# (the build tree is shared with the guest, which masks /var/tmp and
+# the like: tests/vm/guest-shares.sh)
 MSGA_VM_RWDIRS="--rwdir $out" MSGA_VM_TIMEOUT=3000 \
+	MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $builddir" \
 	"$here/../../tests/vm/vm-run.sh" "$out/vm" env \
 	MSGA_BUILDDIR="$builddir" ROUNDS="$ROUNDS" ITERS="$ITERS" \
 	bash "$here/recovery_rounds.sh" --in-guest "$out" ||
@@ -74,6 +77,8 @@ jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
       p99: (.[3] | tonumber)}]
   | [group_by(.round)[] | map({key: .mode, value: {med, p99}})
      | from_entries | select(.plain and .reliable)] as $ok
+  | if ($ok | length) == 0 then error("no round where both modes ran")
+    else . end
   | {rounds_run: $rounds, rounds: ($ok | length), iters: $iters,
      size_bytes: 64, device: "rxe0", date: (now | todate),
      median_us: {plain: ($ok | map(.plain.med) | median | r3),

@@ -180,6 +180,11 @@ int msga__repair_init(struct msga__repair *r, const struct msga__repair_cfg *cfg
 	}
 	for (uint32_t i = 0; i < cfg->max_streams; i++)
 		r->streams[i].gaps = r->gap_mem + (size_t)i * cfg->max_gaps;
+	/*
+	 * Touch the pool now, not on the delivery path: a copy held there
+	 * would otherwise pay a page fault for each new page it lands in.
+	 */
+	memset(r->arena, 0, units << UNIT_SHIFT);
 	pool_carve(r);
 	return 0;
 }
