@@ -314,8 +314,8 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	 * A copy, for NAKs (mcast_retx.c), of what a resend can carry: after
 	 * the datagram is posted, off the message's way (the send buffer is
 	 * still ours until the slot is put back below). Copying first put
-	 * the copy's cost on the latency: 1.8 x a multicast ping-pong's in
-	 * the test VM, against 1.0 with it here (README, RELIABLE).
+	 * the copy's cost on the latency of a multicast ping-pong in the
+	 * test VM (README, "What loss recovery costs").
 	 */
 	if (pub->reliable && len <= MSGA_FRAG_MAX)
 		msga__retain_put(&pub->retain, claim->topic_id, pub->big_seq,

@@ -367,7 +367,11 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
 		struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
 
 		if (!ep || !s->used) {
+			/* its membership is gone: the stream, if heard again
+			 * (another line), starts afresh (mcast_sub.c) */
 			msga__repair_forget(&sub->repair, idx);
+			if (s->used)
+				s->repaired = 0;
 			continue;
 		}
 		drain(ep, s, now_ns);
