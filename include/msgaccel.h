@@ -231,6 +231,20 @@ struct msga_msg {
 	 * object; its high 32 bits identify the host. 0 over RC.
 	 */
 	uint64_t origin;
+	/*
+	 * Since 0.7: enum msga_msg_flags. Read it only from a library of
+	 * 0.7 or later (msga_version()): older ones pass a shorter struct.
+	 */
+	uint32_t flags;
+};
+
+/** msga_msg.flags */
+enum msga_msg_flags {
+	/*
+	 * MSGA_SUB_OUT_OF_ORDER: a repaired message, delivered after a
+	 * higher number of its stream.
+	 */
+	MSGA_MSG_OUT_OF_ORDER = 1u << 0,
 };
 
 typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
@@ -346,6 +360,18 @@ enum msga_sub_flags {
 	 * from a MSGA_PUB_RELIABLE publisher) before it is MSGA_EVENT_LOSS.
 	 */
 	MSGA_SUB_AB_LINES = 1u << 4,
+	/*
+	 * Since 0.7: repair by NAK only, never by RDMA READ from the
+	 * publisher's retention buffer (msgaccel(7), RELIABLE MULTICAST).
+	 */
+	MSGA_SUB_REPAIR_BY_NAK = 1u << 5,
+	/*
+	 * Since 0.7, recovery: deliver each message when it arrives, past a
+	 * gap still being repaired; the repaired numbers come later with
+	 * MSGA_MSG_OUT_OF_ORDER in msg->flags. Each number is still
+	 * delivered once, or named by one MSGA_EVENT_LOSS.
+	 */
+	MSGA_SUB_OUT_OF_ORDER = 1u << 6,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
@@ -426,6 +452,8 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg);
  * Counters of a multicast subscriber (msga_sub_stats(3)): totals, and one
  * record per stream, a stream being one publisher's one topic.
  */
+#define MSGA_RECOVERY_HIST_BUCKETS 24
+
 struct msga_sub_stats {
 	uint32_t size;          /* sizeof(struct msga_sub_stats), set by caller */
 	uint32_t streams;       /* streams known (msga_sub_stream_stats) */
@@ -449,6 +477,16 @@ struct msga_sub_stats {
 	uint64_t recovered;     /* lost messages delivered after all (repairs) */
 	uint64_t unrecoverable; /* numbers given up (MSGA_EVENT_LOSS) */
 	uint64_t naks;          /* NAKs sent */
+	/* since 0.7 */
+	uint64_t reads;         /* RDMA READs issued for repair */
+	uint64_t read_fallbacks; /* ranges READ could not repair, NAKed */
+	uint64_t out_of_order;  /* delivered with MSGA_MSG_OUT_OF_ORDER */
+	/*
+	 * Recovery latency, from a number first missed to its repair:
+	 * recovery_hist[i] counts repairs that took less than 2^i
+	 * microseconds (and at least 2^(i-1)); the last bucket, all longer.
+	 */
+	uint64_t recovery_hist[MSGA_RECOVERY_HIST_BUCKETS];
 };
 
 struct msga_stream_stats {
@@ -461,6 +499,8 @@ struct msga_stream_stats {
 	uint64_t msgs, bytes, gaps, missing, dups, late, reasm_drops;
 	/* since 0.6: recovery (msga_sub_stats) of this stream */
 	uint64_t recovered, unrecoverable, naks;
+	/* since 0.7 */
+	uint64_t reads;
 };
 
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,
