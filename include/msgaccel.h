@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 6
+#define MSGA_VERSION_MINOR 7
 #define MSGA_VERSION_PATCH 0
 
 /** Library version as "MAJOR.MINOR.PATCH". */

@@ -40,7 +40,7 @@ Test(ud_wire, whole_message_round_trip)
 	struct msga__udw_hdr h;
 	uint32_t hl = put_whole("md.AAPL", 42, 100);
 
-	cr_assert_eq(hl, msga__udw_hdr_len(7));
+	cr_assert_eq(hl, msga__udw_hdr_len(7, 0));
 	cr_assert_eq(msga__udw_get(buf, hl + 100, &h), 0);
 	cr_assert_eq(h.seq, 42);
 	cr_assert_eq(h.origin, 0x1122334455667788ull);
@@ -61,7 +61,7 @@ Test(ud_wire, restamp_changes_only_per_datagram_fields)
 	h.flags = MSGA__UDW_LAST;
 	h.off = 1792;
 	msga__udw_restamp(buf, &h);
-	cr_assert_eq(msga__udw_get(buf, msga__udw_hdr_len(1) + 208, &got), 0);
+	cr_assert_eq(msga__udw_get(buf, msga__udw_hdr_len(1, 0) + 208, &got), 0);
 	cr_assert_eq(got.off, 1792);
 	cr_assert_eq(got.flags, MSGA__UDW_LAST);
 	cr_assert_eq(got.origin, 7);
@@ -98,7 +98,7 @@ Test(ud_wire, fragments_must_fit_their_message)
 	struct msga__udw_hdr h = { .frag_size = 100, .seq = 3, .msg_len = 250,
 				   .topic_len = 1 };
 	struct msga__udw_hdr got;
-	uint32_t hl = msga__udw_hdr_len(1);
+	uint32_t hl = msga__udw_hdr_len(1, 0);
 
 	h.flags = MSGA__UDW_FIRST;
 	msga__udw_put(buf, &h, "f");
@@ -165,7 +165,7 @@ Test(ud_wire, heartbeat_and_end_round_trip)
 		uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
 
 		memset(&got, 0xa5, sizeof(got));
-		cr_assert_eq(hl, msga__udw_hdr_len(7));
+		cr_assert_eq(hl, msga__udw_hdr_len(7, 0));
 		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "type %u",
 			     state_types[i]);
 		cr_assert_eq(got.type, state_types[i]);

@@ -138,6 +138,9 @@ struct msga_pub {
 	/* MSGA_PUB_RELIABLE (mcast_retx.c) */
 	int reliable;
 	struct msga__retain retain;
+	struct msga__rserve *serve;     /* READs of retain (mcast_serve.c) */
+	uint32_t rpos_flag;             /* MSGA__UDW_RPOS while served */
+	uint64_t big_rpos;              /* the message's record position */
 	uint64_t retx_window_ns;        /* the NAK budget's window start */
 	uint32_t retx_sent;             /* datagrams for NAKs in it */
 	uint64_t naks_taken, retx_msgs, lost_sent;
@@ -170,6 +173,8 @@ struct msga_sub {
 	int repair_on;                 /* sub->repair is set up */
 	struct msga__repair repair;
 	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */
+	struct msga__rstream *rstreams; /* ring positions, by stream */
+	struct msga__rconn **rconns;   /* READ repair: MSGA__UD_RCONN_MAX */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

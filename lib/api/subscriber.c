@@ -64,7 +64,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_STOP_ON_GAP |
 					MSGA_SUB_NO_RING |
 					MSGA_SUB_NO_RECOVERY |
-					MSGA_SUB_AB_LINES)) ||
+					MSGA_SUB_AB_LINES | MSGA_SUB_REPAIR_BY_NAK)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	ret = recovery_limits(ctx, attr, &ms, &bytes);

@@ -42,7 +42,12 @@ int msga__retain_init(struct msga__retain *r, size_t bytes,
 	r->wrap = bytes;
 	r->max_topics = max_topics;
 	r->index_mask = slots - 1;
-	r->buf = malloc(bytes);
+	r->mem_len = MSGA__RETAIN_CTRL + bytes;
+	/* page-aligned: the whole block is registered for remote READ */
+	if (posix_memalign((void **)&r->mem, 4096, r->mem_len))
+		r->mem = NULL;
+	r->ctrl = (struct msga__retain_ctrl *)r->mem;
+	r->buf = r->mem ? r->mem + MSGA__RETAIN_CTRL : NULL;
 	r->index = calloc(slots, sizeof(*r->index));
 	r->topics = calloc(max_topics, sizeof(*r->topics));
 	if (!r->buf || !r->index || !r->topics) {
@@ -56,14 +61,15 @@ int msga__retain_init(struct msga__retain *r, size_t bytes,
 	 * ping-pong's latency in the test VM. calloc's zero pages are only
 	 * mapped, so they are written too.
 	 */
-	memset(r->buf, 0, bytes);
+	memset(r->mem, 0, r->mem_len);
 	memset(r->index, 0, slots * sizeof(*r->index));
+	r->ctrl->cap = bytes;
 	return 0;
 }
 
 void msga__retain_fini(struct msga__retain *r)
 {
-	free(r->buf);
+	free(r->mem);
 	free(r->index);
 	free(r->topics);
 	memset(r, 0, sizeof(*r));
@@ -153,15 +159,35 @@ static void drop_oldest(struct msga__retain *r)
 	if (--t->count)
 		t->oldest = rec_at(r, rec->next)->seq;
 	r->head += sz;
+	r->head_pos += sz;
 	r->used -= sz;
 	r->nrec--;
 	r->dropped++;
 	if (r->head == r->wrap) {
 		/* the unused end goes with the last record of the lap */
 		r->used -= r->cap - r->wrap;
+		r->head_pos += r->cap - r->wrap;
 		r->head = 0;
 		r->wrap = r->cap;
 	}
+}
+
+/*
+ * Readers learn what is being written over before it is: head is stored,
+ * then (release fence: the stores after it stay after it) the bytes.
+ */
+static void publish_head(struct msga__retain *r)
+{
+	__atomic_store_n(&r->ctrl->head, r->head_pos, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+uint64_t msga__retain_next_pos(const struct msga__retain *r, uint32_t len)
+{
+	size_t sz = msga__retain_rec_size(len);
+
+	return sz > r->cap - r->tail ? r->tail_pos + (r->cap - r->tail) :
+				       r->tail_pos;
 }
 
 int msga__retain_put(struct msga__retain *r, uint32_t topic_id, uint64_t seq,
@@ -170,6 +196,7 @@ int msga__retain_put(struct msga__retain *r, uint32_t topic_id, uint64_t seq,
 	struct msga__retain_topic *t;
 	struct msga__retain_rec *rec;
 	size_t sz, off, waste = 0;
+	uint64_t pos;
 
 	if (topic_id >= r->max_topics)
 		return -EINVAL;
@@ -195,20 +222,34 @@ int msga__retain_put(struct msga__retain *r, uint32_t topic_id, uint64_t seq,
 	 */
 	while (r->nrec && r->used + waste + sz > r->cap)
 		drop_oldest(r);
+	pos = r->tail_pos + waste;
+	if (waste >= sizeof(*rec)) { /* a reader walking the ring skips it */
+		struct msga__retain_rec skip = {
+			.topic = MSGA__RETAIN_SKIP,
+			.check = (uint32_t)(r->tail_pos / 8),
+		};
+
+		if (!r->nrec)
+			r->head_pos = pos;
+		publish_head(r);
+		memcpy(r->buf + r->tail, &skip, sizeof(skip));
+	}
 	if (!r->nrec) {
 		r->head = off;
+		r->head_pos = pos;
 		r->used = 0;
 		r->wrap = r->cap;
 		waste = 0;
 	} else if (waste) {
 		r->wrap = r->tail;
 	}
+	publish_head(r);
 	rec = (void *)(r->buf + off);
 	rec->topic = topic_id;
 	rec->len = len;
 	rec->seq = seq;
 	rec->next = 0;
-	rec->unused = 0;
+	rec->check = (uint32_t)(pos / 8);
 	if (len)
 		memcpy(rec + 1, data, len);
 	if (t->count)
@@ -221,6 +262,7 @@ int msga__retain_put(struct msga__retain *r, uint32_t topic_id, uint64_t seq,
 	t->put_any = 1;
 	index_add(r, topic_id, seq, pos_of(off));
 	r->tail = off + sz;
+	r->tail_pos = pos + sz;
 	r->used += waste + sz;
 	r->nrec++;
 	return 0;

@@ -21,6 +21,18 @@
  * one topic holding the whole buffer, for every topic at once; the table
  * holds only what is kept, so its size follows from the byte budget alone.
  *
+ * Read from afar (0.7): subscribers read the ring with RDMA READ (see
+ * mcast_serve.c and mcast_read.c), so the ring lives in one block, after
+ * a small control block, and its bytes have positions that are never
+ * reused: a record's position counts the bytes written before it since
+ * init (unused ring ends included), its ring offset is position % cap.
+ * A record's header names its own position (check), an unused end of at
+ * least a header's size starts with a SKIP header, and ctrl->head is the
+ * position of the oldest byte still kept, stored before any older byte
+ * is written over: a reader that copied a span and then reads head no
+ * higher than the span's start knows the copy was not torn
+ * (msga__retain_scan validates the records).
+ *
  * Memory: the byte budget; the table, at most 16 bytes for each 24 the
  * budget could hold as empty messages (load 1/2 at most: a lookup probes
  * about 1.5 slots); and 32 bytes a topic. Nothing is allocated after init:
@@ -35,16 +47,33 @@
 
 /* A record's header in the ring; the message follows, padded to 8. */
 struct msga__retain_rec {
-	uint32_t topic;
+	uint32_t topic;  /* MSGA__RETAIN_SKIP: the ring's end is unused */
 	uint32_t len;
 	uint64_t seq;
 	uint32_t next;   /* its topic's next record: 1 + offset / 8, 0 none */
-	uint32_t unused; /* keeps the message 8-byte aligned */
+	uint32_t check;  /* (uint32_t)(its position / 8) */
 };
+
+#define MSGA__RETAIN_SKIP UINT32_MAX
+
+/*
+ * The control block before the ring, in the same memory (readers fetch
+ * it). Little-endian hosts only, as the rest of the READ path.
+ */
+struct msga__retain_ctrl {
+	uint64_t head;   /* position of the oldest byte kept */
+	uint64_t cap;    /* ring bytes */
+	uint64_t unused[6];
+};
+
+#define MSGA__RETAIN_CTRL 64u /* the ring starts this far into mem */
 
 struct msga__retain_topic;
 
 struct msga__retain {
+	uint8_t *mem;     /* control block, then the ring: mem_len bytes */
+	size_t mem_len;
+	struct msga__retain_ctrl *ctrl;
 	uint8_t *buf;     /* the ring, cap bytes */
 	size_t cap;       /* a multiple of 8 */
 	size_t head;      /* the oldest record (when nrec) */
@@ -57,6 +86,8 @@ struct msga__retain {
 	struct msga__retain_topic *topics;
 	uint32_t max_topics;
 	uint64_t dropped; /* records dropped to make room */
+	uint64_t head_pos; /* position of head (as ctrl->head) */
+	uint64_t tail_pos; /* position of tail */
 };
 
 /*
@@ -87,6 +118,12 @@ static inline size_t msga__retain_rec_size(uint32_t len)
  */
 int msga__retain_put(struct msga__retain *r, uint32_t topic_id, uint64_t seq,
 		     const void *data, uint32_t len);
+
+/*
+ * The position a put of a len-byte message would give its record now
+ * (a put that then fails leaves no record there).
+ */
+uint64_t msga__retain_next_pos(const struct msga__retain *r, uint32_t len);
 
 /*
  * The kept copy of (topic_id, seq): 0 with *data (8-byte aligned) and *len

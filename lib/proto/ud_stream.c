@@ -331,5 +331,6 @@ void msga__ustream_stats(const struct msga__ustream *s,
 	st->reasm_drops = s->reasm_drops;
 	st->recovered = s->recovered;
 	st->unrecoverable = s->unrecoverable;
+	st->reads = s->reads;
 	st->naks = s->naks;
 }

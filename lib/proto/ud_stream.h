@@ -47,7 +47,7 @@ struct msga__ustream {
 	/* the owner's: lost messages are recovered (repair.h) */
 	int repaired;
 	int nak_ok;                     /* its publisher answers NAKs */
-	uint64_t recovered, unrecoverable, naks;
+	uint64_t recovered, unrecoverable, naks, reads;
 	/* table's own */
 	int used;
 	uint32_t hash;

@@ -15,12 +15,14 @@ void msga__udw_restamp(void *buf, const struct msga__udw_hdr *h)
 	msga__put64(p + 16, h->seq);
 	msga__put32(p + 24, h->msg_len);
 	msga__put32(p + 28, h->off);
+	if (h->flags & MSGA__UDW_RPOS)
+		msga__put64(p + msga__udw_hdr_len(h->topic_len, 0), h->rpos);
 }
 
 uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 		       const char *topic)
 {
-	uint32_t len = msga__udw_hdr_len(h->topic_len);
+	uint32_t len = msga__udw_hdr_len(h->topic_len, h->flags);
 	uint8_t *p = buf;
 
 	memset(p, 0, len);
@@ -33,6 +35,12 @@ uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 	msga__put16(p + 34, (uint16_t)((h->hb_ms & MSGA__UDW_HB_MS_MAX) |
 				       (h->retains ? MSGA__UDW_HB_RETAINS : 0)));
 	memcpy(p + MSGA__UDW_FIXED, topic, h->topic_len);
+	if (h->flags & MSGA__UDW_RPOS) {
+		uint8_t *x = p + msga__udw_hdr_len(h->topic_len, 0);
+
+		msga__put32(x + 8, h->topic_id);
+		msga__put16(x + 12, h->read_port);
+	}
 	msga__udw_restamp(buf, h);
 	return len;
 }
@@ -42,7 +50,8 @@ static int frag_ok(const struct msga__udw_hdr *h)
 {
 	uint32_t flags = h->flags;
 
-	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST | MSGA__UDW_RETX) ||
+	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST | MSGA__UDW_RETX |
+		      MSGA__UDW_RPOS) ||
 	    !h->seq ||
 	    h->msg_len > MSGA_MSG_MAX || h->off > h->msg_len ||
 	    h->payload > h->msg_len - h->off)
@@ -51,7 +60,7 @@ static int frag_ok(const struct msga__udw_hdr *h)
 		return 0;
 	if ((flags & MSGA__UDW_LAST) && h->off + h->payload != h->msg_len)
 		return 0;
-	flags &= ~MSGA__UDW_RETX;
+	flags &= ~(MSGA__UDW_RETX | MSGA__UDW_RPOS);
 	if (flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
 		return 1;
 	/* A fragment: every one but the last carries frag_size bytes. */
@@ -60,10 +69,10 @@ static int frag_ok(const struct msga__udw_hdr *h)
 	       ((flags & MSGA__UDW_LAST) || h->payload == h->frag_size);
 }
 
-/* HEARTBEAT and END: a topic, a sequence number, nothing else. */
+/* HEARTBEAT and END: a topic, a sequence number, RPOS, nothing else. */
 static int stream_state_ok(const struct msga__udw_hdr *h)
 {
-	return !h->payload && !h->flags && h->seq && !h->msg_len && !h->off &&
+	return !h->payload && !(h->flags & ~MSGA__UDW_RPOS) && h->seq && !h->msg_len && !h->off &&
 	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX;
 }
 
@@ -95,11 +104,25 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->hb_ms = msga__get16(p + 34) & MSGA__UDW_HB_MS_MAX;
 	h->retains = (msga__get16(p + 34) & MSGA__UDW_HB_RETAINS) != 0;
 	h->topic = (const char *)p + MSGA__UDW_FIXED;
-	h->hdr_len = msga__udw_hdr_len(h->topic_len);
+	h->hdr_len = msga__udw_hdr_len(h->topic_len, h->flags);
 	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX + 1 ||
 	    h->hdr_len > n || memchr(h->topic, '\0', h->topic_len) ||
 	    h->type > MSGA__UDW_LOST)
 		return -EPROTO;
+	h->rpos = 0;
+	h->topic_id = 0;
+	h->read_port = 0;
+	if (h->flags & MSGA__UDW_RPOS) {
+		const uint8_t *x = p + h->hdr_len - MSGA__UDW_RPOS_LEN;
+
+		if ((h->type != MSGA__UDW_DATA &&
+		     h->type != MSGA__UDW_HEARTBEAT &&
+		     h->type != MSGA__UDW_END) || msga__get16(x + 14))
+			return -EPROTO;
+		h->rpos = msga__get64(x);
+		h->topic_id = msga__get32(x + 8);
+		h->read_port = msga__get16(x + 12);
+	}
 	h->payload = (uint32_t)(n - h->hdr_len);
 	if (h->type == MSGA__UDW_HEARTBEAT || h->type == MSGA__UDW_END)
 		return stream_state_ok(h) ? 0 : -EPROTO;

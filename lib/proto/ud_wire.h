@@ -43,6 +43,23 @@
  * the group, as DATA with the RETX flag, or, for numbers it no longer
  * keeps, a LOST datagram with the same fields as the NAK. A subscriber
  * before 0.6 takes RETX datagrams and LOST for foreign ones.
+ *
+ * Repair by RDMA READ (0.7): a reliable publisher that serves READs of its
+ * retention buffer (retain.h) sets the RPOS flag on its DATA, HEARTBEAT
+ * and END datagrams, and 16 more bytes follow the padded name:
+ *
+ *   +0 u64 rpos       DATA: where the message's record starts in the
+ *                     retention ring, counted in bytes ever written (so
+ *                     never reused); HEARTBEAT, END: the ring's tail
+ *   +8 u32 topic_id   the publisher's id of the topic (records name it)
+ *  +12 u16 read_port  the rdma_cm port of its READ endpoint, 0 none
+ *  +14 u16 zero
+ *
+ * A message's records lie in the ring in the order sent, so the numbers
+ * a subscriber missed between two it has lie between those two records:
+ * it reads that span. A decoder before 0.7 refuses the unknown flag
+ * (-EPROTO): such a subscriber does not take a READ-serving publisher's
+ * datagrams at all, rather than misread the extension as payload.
  */
 #ifndef MSGA_UD_WIRE_H
 #define MSGA_UD_WIRE_H
@@ -53,11 +70,13 @@
 #define MSGA__UDW_MAGIC 0x5547534du /* "MSGU" little-endian */
 #define MSGA__UDW_VERSION 1u
 #define MSGA__UDW_FIXED 36u
-/* Longest header: fixed part plus the longest name, padded. */
-#define MSGA__UDW_HDR_MAX 104u
+/* Longest header: fixed part plus the longest name, padded, and RPOS. */
+#define MSGA__UDW_HDR_MAX 120u
+#define MSGA__UDW_RPOS_LEN 16u
 #define MSGA__UDW_FIRST 1u
 #define MSGA__UDW_LAST 2u
 #define MSGA__UDW_RETX 4u  /* DATA sent again, answering a NAK */
+#define MSGA__UDW_RPOS 8u  /* the READ extension follows the name */
 #define MSGA__UDW_HB_MS_MAX 0x7fffu
 #define MSGA__UDW_HB_RETAINS 0x8000u
 /* Numbers one NAK or LOST may name. */
@@ -85,21 +104,28 @@ struct msga__udw_hdr {
 	uint32_t off;
 	uint64_t origin;
 	uint64_t seq;
+	uint64_t rpos;       /* with RPOS: retention ring position */
+	uint32_t topic_id;   /* with RPOS: the publisher's topic id */
+	uint16_t read_port;  /* with RPOS: its READ endpoint, 0 none */
 	const char *topic;   /* decode: points into the datagram, not NUL-ended */
 	uint32_t hdr_len;    /* decode: where the payload starts */
 	uint32_t payload;    /* decode: payload bytes in this datagram */
 };
 
-/* Header length for a topic name of topic_len bytes. */
-static inline uint32_t msga__udw_hdr_len(uint32_t topic_len)
+/* Header length for a topic name of topic_len bytes, flags' extension in. */
+static inline uint32_t msga__udw_hdr_len(uint32_t topic_len, uint32_t flags)
 {
-	return (MSGA__UDW_FIXED + topic_len + 7u) & ~7u;
+	return ((MSGA__UDW_FIXED + topic_len + 7u) & ~7u) +
+	       (flags & MSGA__UDW_RPOS ? MSGA__UDW_RPOS_LEN : 0u);
 }
 
 /* Write the header for h and topic (h->topic_len bytes); returns its length. */
 uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 		       const char *topic);
-/* Rewrite only the per-datagram fields (flags, seq, msg_len, off). */
+/*
+ * Rewrite only the per-datagram fields (seq, msg_len, off, and rpos with
+ * RPOS); the flags' RPOS bit must stay what it was at put.
+ */
 void msga__udw_restamp(void *buf, const struct msga__udw_hdr *h);
 /*
  * Decode and check a received datagram of n bytes: 0, or -EPROTO when it is

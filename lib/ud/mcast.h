@@ -65,6 +65,22 @@
 #define MSGA__UD_NAK_RETRY_NS 20000000ull    /* 20 ms */
 #define MSGA__UD_NAKDST_MAX 64u
 #define MSGA__UD_REPAIR_GAPS 64u
+/*
+ * Repair by RDMA READ. Publisher (mcast_serve.c): subscribers it serves
+ * at once, and how long one may take to finish connecting. Subscriber
+ * (mcast_read.c): publishers it reads from at once; a READ of at most
+ * READ_MAX bytes of the ring, READ_BATCHES of them in flight per
+ * publisher; gap spans remembered per stream; a connection that failed
+ * is tried again after RCONN_RETRY; rdma_cm's resolve timeouts.
+ */
+#define MSGA__UD_READERS_MAX 64u
+#define MSGA__UD_READER_HANDSHAKE_NS 2000000000ull /* 2 s */
+#define MSGA__UD_RCONN_MAX 16u
+#define MSGA__UD_READ_MAX (64u << 10)
+#define MSGA__UD_READ_BATCHES 4u
+#define MSGA__UD_READ_SPANS 8u
+#define MSGA__UD_RCONN_RETRY_NS 5000000000ull /* 5 s */
+#define MSGA__UD_RCONN_RESOLVE_MS 2000
 
 /* A receive's wr_id carries this bit, a send's is its sequence number:
  * the opcode of an error completion is undefined, the wr_id is not. */
@@ -108,6 +124,76 @@ struct msga__mgroup {
 	int was_ready;               /* joined once: a loss is rejoined */
 	uint32_t rejoin_attempt;
 	uint64_t rejoin_at_ns;
+};
+
+/* One subscriber connected to a publisher's READ endpoint (mcast_serve.c). */
+struct msga__rreader {
+	struct rdma_cm_id *id;       /* NULL: free */
+	int established;
+	uint64_t since_ns;           /* the request came */
+};
+
+struct msga__rserve {
+	struct msga__ep eng;         /* the engine's: every id's context */
+	struct msga_ctx *ctx;
+	struct msga_pub *pub;
+	struct rdma_cm_id *listen;
+	uint16_t port;               /* announced in every datagram (RPOS) */
+	struct ibv_cq *cq;           /* the readers' QPs': never used */
+	struct ibv_mr *mr;           /* the retention block: remote read */
+	uint64_t len, cap;
+	struct msga__rreader readers[MSGA__UD_READERS_MAX];
+	uint32_t nreaders;
+	uint64_t served, refused;
+};
+
+/* Where in a publisher's ring a run of a stream's missing numbers lies. */
+struct msga__rspan {
+	uint64_t first, last;        /* the numbers */
+	uint64_t lo, hi;             /* the ring positions that hold them */
+};
+
+/* A stream's positions in its publisher's ring (mcast_read.c). */
+struct msga__rstream {
+	uint64_t top;                /* highest number placed, 0: none */
+	uint64_t end;                /* the position after its record */
+	uint32_t topic_id;           /* the publisher's id of the topic */
+	uint32_t next_span;          /* spans: a ring, oldest overwritten */
+	struct msga__rspan spans[MSGA__UD_READ_SPANS];
+};
+
+/* One READ of a span, and the range it was asked for. */
+struct msga__rbatch {
+	int busy;
+	uint32_t idx;                /* the stream */
+	uint64_t origin;             /* (the stream's, to see it is still it) */
+	uint64_t seq, count, found;
+	uint64_t lo, hi;
+};
+
+enum msga__rconn_state {
+	MSGA__R_RESOLVING = 1,       /* address, then route */
+	MSGA__R_CONNECTING,
+	MSGA__R_READY,
+	MSGA__R_FAILED,              /* tried again after RCONN_RETRY */
+};
+
+/* A subscriber's RC connection to one publisher's READ endpoint. */
+struct msga__rconn {
+	struct msga__ep eng;         /* the engine's: its CQ, its id */
+	struct msga_sub *sub;
+	uint64_t origin;
+	int state;
+	int armed;                   /* CQ armed for one event */
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	char *land;                  /* READ_BATCHES x (READ_MAX + 64) */
+	struct ibv_mr *land_mr;
+	uint32_t rkey;
+	uint64_t cap;                /* the ring's bytes */
+	uint64_t since_ns;           /* state entered */
+	uint64_t used_ns;
+	struct msga__rbatch b[MSGA__UD_READ_BATCHES];
 };
 
 /* Where one reliable publisher takes NAKs: its QP, from its datagrams. */
@@ -290,6 +376,22 @@ void msga__mrep_sent(struct msga__udep *ep, struct msga__ustream *s,
 void msga__mrep_lost(struct msga__udep *ep, const struct msga__udw_hdr *h);
 uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns);
 void msga__mrep_forget(struct msga_sub *sub, uint32_t idx);
+void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
+		    uint64_t seq, uint64_t count);
+void msga__mrep_sender_gid(const void *grh, union ibv_gid *gid);
+
+/* mcast_serve.c */
+int msga__mpub_serve_init(struct msga_pub *pub);
+void msga__mpub_serve_fini(struct msga_pub *pub);
+
+/* mcast_read.c */
+int msga__mread_init(struct msga_sub *sub);
+void msga__mread_fini(struct msga_sub *sub);
+void msga__mread_note(struct msga__udep *ep, struct msga__ustream *s,
+		      const struct msga__udw_hdr *h);
+void msga__mread_forget(struct msga_sub *sub, uint32_t idx);
+int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
+			uint32_t idx, uint64_t seq, uint64_t count);
 
 /* ud_unicast.c */
 int msga__upub_create(struct msga_pub *pub, const char *uri);

@@ -42,6 +42,19 @@ static int same_addr(const struct sockaddr_storage *a,
 		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
+/*
+ * A reliable publisher also serves READs of its retention ring when the
+ * device lets it (mcast_serve.c); without, its subscribers NAK.
+ */
+static void serve_reads(struct msga_pub *pub)
+{
+	int ret = msga__mpub_serve_init(pub);
+
+	if (ret && ret != -EOPNOTSUPP)
+		msga__ctx_fail(pub->ctx, ret, "msga_pub_create: no READ "
+			       "endpoint (subscribers repair by NAK)");
+}
+
 int msga__mpub_create(struct msga_pub *pub, const char *uri,
 		      const char *uri_b)
 {
@@ -68,6 +81,8 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri,
 		ret = msga__mpub_setup(pub);
 	if (ret)
 		return ret;
+	if (pub->reliable)
+		serve_reads(pub);
 	if (pub->mc_range.host_bits)
 		return 0; /* a range: groups are joined per topic */
 	ret = msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
@@ -118,7 +133,7 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id)
 {
 	return pub->mc->max_dgram -
-	       msga__udw_hdr_len(pub->topics[topic_id].name_len);
+	       msga__udw_hdr_len(pub->topics[topic_id].name_len, pub->rpos_flag);
 }
 
 static uint32_t frags_of(const struct msga_pub *pub, size_t len)
@@ -205,10 +220,13 @@ static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 	const struct msga__topic *t = &pub->topics[pub->big_topic];
 	struct msga__udep *ep = pub->mc;
 	struct msga__udw_hdr h = {
-		.flags = (uint8_t)flags, .topic_len = t->name_len,
+		.flags = (uint8_t)(flags | pub->rpos_flag),
+		.topic_len = t->name_len,
 		.frag_size = (uint16_t)pub->frag, .msg_len = pub->big_len,
 		.off = off, .origin = pub->origin, .seq = pub->big_seq,
 		.hb_ms = pub->hb_cap_ms, .retains = pub->reliable,
+		.rpos = pub->big_rpos, .topic_id = pub->big_topic,
+		.read_port = pub->serve ? pub->serve->port : 0,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
 	int inl = hl + n <= ep->max_inline;
@@ -302,6 +320,12 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
 	pub->pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
+	/* where its copy will be, for READs (mcast_serve.c); a message
+	 * too large to keep names the ring's tail: nothing */
+	if (pub->rpos_flag)
+		pub->big_rpos = len <= MSGA_FRAG_MAX ?
+			msga__retain_next_pos(&pub->retain, len) :
+			pub->retain.tail_pos;
 	if (len <= msga__mpub_single_max(pub, claim->topic_id)) {
 		ret = post_to_all(pub, 0, len,
 				  MSGA__UDW_FIRST | MSGA__UDW_LAST);
@@ -343,6 +367,11 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 		.type = type, .topic_len = t->name_len, .origin = pub->origin,
 		.seq = seq, .msg_len = count, .hb_ms = pub->hb_cap_ms,
 		.retains = pub->reliable,
+		/* HEARTBEAT and END say where the ring ends: a lost tail
+		 * lies before it */
+		.flags = (uint8_t)(type == MSGA__UDW_LOST ? 0 : pub->rpos_flag),
+		.rpos = pub->retain.tail_pos, .topic_id = topic_id,
+		.read_port = pub->serve ? pub->serve->port : 0,
 	};
 	uint32_t n;
 	uint64_t mask = msga__mpub_targets(pub, topic_id, &n);

@@ -40,7 +40,12 @@ int msga__mrep_init(struct msga_sub *sub)
 	if (!sub->nakdst)
 		return -ENOMEM;
 	ret = msga__repair_init(&sub->repair, &cfg);
+	if (!ret)
+		ret = msga__mread_init(sub); /* repair by READ (mcast_read.c) */
 	if (ret) {
+		msga__mread_fini(sub);
+		if (sub->repair.streams)
+			msga__repair_fini(&sub->repair);
 		free(sub->nakdst);
 		sub->nakdst = NULL;
 		return ret;
@@ -51,6 +56,7 @@ int msga__mrep_init(struct msga_sub *sub)
 
 void msga__mrep_fini(struct msga_sub *sub)
 {
+	msga__mread_fini(sub); /* its QPs before the address handles */
 	for (uint32_t i = 0; sub->nakdst && i < MSGA__UD_NAKDST_MAX; i++)
 		if (sub->nakdst[i].g.ah)
 			ibv_destroy_ah(sub->nakdst[i].g.ah);
@@ -114,7 +120,7 @@ static int ipv4_header(const uint8_t *ip)
 	return sum == 0xffff;
 }
 
-static void sender_gid(const void *grh, union ibv_gid *gid)
+void msga__mrep_sender_gid(const void *grh, union ibv_gid *gid)
 {
 	const uint8_t *p = grh;
 
@@ -149,7 +155,7 @@ static void learn_publisher(struct msga__udep *ep, uint64_t origin,
 		return; /* no NAKs to it: its gaps are given up in time */
 	attr = ep->groups[0].join_attr;
 	attr.is_global = 1;
-	sender_gid(grh, &attr.grh.dgid);
+	msga__mrep_sender_gid(grh, &attr.grh.dgid);
 	attr.dlid = wc->slid;
 	attr.sl = wc->sl;
 	attr.src_path_bits = 0;
@@ -308,11 +314,12 @@ void msga__mrep_forget(struct msga_sub *sub, uint32_t idx)
 		msga__repair_forget(&sub->repair, idx);
 		sub->streams.streams[idx].repaired = 0;
 	}
+	msga__mread_forget(sub, idx);
 }
 
 /* One NAK datagram for [seq, seq + count) of stream s, to its publisher. */
-static void send_nak(struct msga_sub *sub, struct msga__ustream *s,
-		     uint64_t seq, uint64_t count)
+void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
+		    uint64_t seq, uint64_t count)
 {
 	struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
 	struct msga__nakdst *d = nakdst_of(sub, s->origin);
@@ -344,8 +351,10 @@ static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
 	struct msga_sub *sub = arg;
 	struct msga__ustream *s = &sub->streams.streams[idx];
 
-	if (idx < sub->streams.top && s->used && s->repaired && s->nak_ok)
-		send_nak(sub, s, seq, count);
+	/* by READ where it can serve (mcast_read.c), else by NAK */
+	if (idx < sub->streams.top && s->used && s->repaired && s->nak_ok &&
+	    msga__mread_request(sub, s, idx, seq, count))
+		msga__mrep_nak(sub, s, seq, count);
 }
 
 /*

@@ -36,6 +36,7 @@ int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes)
 
 void msga__mpub_retx_fini(struct msga_pub *pub)
 {
+	msga__mpub_serve_fini(pub); /* its registration first */
 	if (pub->reliable)
 		msga__retain_fini(&pub->retain);
 	pub->reliable = 0;

@@ -442,12 +442,14 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	stream_heard(sub, s, &h, now_ns);
 	if ((h.retains || (sub->flags & MSGA_SUB_AB_LINES)) && !s->repaired)
 		msga__mrep_begin(ep, s, &h, wc, buf - MSGA__UD_GRH);
+	if (s->repaired && (h.flags & MSGA__UDW_RPOS))
+		msga__mread_note(ep, s, &h); /* for repair by READ */
 	if (h.type == MSGA__UDW_HEARTBEAT) {
 		sub->st.heartbeats++;
 		stream_position(ep, s, h.seq, now_ns);
 		return;
 	}
-	if (h.flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
+	if ((h.flags & ~MSGA__UDW_RPOS) == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
 		deliver(ep, s, slot, &h, buf + h.hdr_len, h.payload, now_ns);
 	else
 		reassemble(ep, s, &h, buf + h.hdr_len, now_ns);

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Repair by RDMA READ (issue 25, deliverable 3's preferred path) on the
+ * device under test. A MSGA_PUB_RELIABLE publisher serves READs of its
+ * retention ring; its subscribers, once connected to that endpoint,
+ * repair a loss by reading the span that holds it, and send no NAK. The
+ * loss is real: subscribers that are not polled while hundreds of
+ * messages go out keep only what their receive rings hold. Also: the
+ * NAK-only option reads nothing, and what a READ cannot serve (a span
+ * too large) still comes through, by NAK. On iWARP, which has no
+ * multicast, there is nothing to test here (dev_mcast_recovery checks
+ * the refusals).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+#include "dev_pubsub_util.h"
+#include "mcast.h"
+#include "pubsub.h"
+
+#define G_READ "mcast://239.255.14.1"
+#define G_NAKONLY "mcast://239.255.14.2"
+#define G_WIDE "mcast://239.255.14.3"
+#define NSUBS 3
+
+struct rd {
+	struct dp_rec rec;
+	int gaps, losses, dups, reorders;
+	struct msga_sub *sub;
+};
+
+static void rd_on_event(const struct msga_event *ev, void *user)
+{
+	struct rd *r = user;
+
+	switch (ev->type) {
+	case MSGA_EVENT_GAP:
+		r->gaps++;
+		break;
+	case MSGA_EVENT_LOSS:
+		r->losses++;
+		break;
+	case MSGA_EVENT_DUPLICATE:
+		r->dups++;
+		break;
+	case MSGA_EVENT_REORDER:
+		r->reorders++;
+		break;
+	default:
+		dp_on_event(ev, &r->rec);
+	}
+}
+
+static void rd_sub(struct msga_ctx *ctx, uint32_t flags, const char *uri,
+		   struct rd *r, struct msga_ctx **both)
+{
+	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
+				   .pattern = "rd.x", .on_msg = dp_on_msg,
+				   .on_event = rd_on_event, .user = &r->rec };
+
+	/* (dp_on_msg's user is the record: events find r around it) */
+	_Static_assert(offsetof(struct rd, rec) == 0, "rec first");
+	r->rec.strict = 1; /* from 1, each once, in order */
+	cr_assert_eq(msga_sub_create(ctx, &a, &r->sub), 0);
+	cr_assert_geq(msga_sub_connect(r->sub, uri), 0);
+	cr_assert(dp_poll_until(both, 2, &r->rec.connected, 1, 15000),
+		  "not joined (failed %d, status %d)", r->rec.failed,
+		  r->rec.last_status);
+}
+
+static struct msga_pub *rd_pub(struct msga_ctx *ctx, const char *uri,
+			       struct dp_rec *pe)
+{
+	struct msga_pub_attr a = { .size = sizeof(a), .uri = uri,
+				   .flags = MSGA_PUB_RELIABLE,
+				   .on_event = dp_on_event, .user = pe };
+	struct msga_pub *pub = NULL;
+	int ret = msga_pub_create(ctx, &a, &pub);
+
+	cr_assert_eq(ret, 0, "msga_pub_create = %d: %s", ret,
+		     msga_ctx_last_error(ctx));
+	return pub;
+}
+
+static struct msga_sub_stats rd_stats(const struct rd *r)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+
+	cr_assert_eq(msga_sub_stats(r->sub, &st), 0);
+	return st;
+}
+
+/* The subscriber's READ connection to its one publisher, or NULL. */
+static const struct msga__rconn *rconn(const struct rd *r)
+{
+	for (uint32_t i = 0; r->sub->rconns && i < MSGA__UD_RCONN_MAX; i++)
+		if (r->sub->rconns[i])
+			return r->sub->rconns[i];
+	return NULL;
+}
+
+static int ready(const struct rd *r)
+{
+	const struct msga__rconn *rc = rconn(r);
+
+	return rc && rc->state == MSGA__R_READY;
+}
+
+/* Poll both until every subscriber's READ connection is up. */
+static void wait_ready(struct rd *r, int n, struct msga_ctx **ctx)
+{
+	uint64_t end = dp_now_ms() + 15000;
+	int up = 0;
+
+	while (dp_now_ms() < end) {
+		up = 0;
+		for (int i = 0; i < n; i++)
+			up += ready(&r[i]);
+		if (up == n)
+			return;
+		msga_ctx_poll(ctx[0], 64);
+		msga_ctx_poll(ctx[1], 64);
+	}
+	cr_assert_fail("%d of %d subscribers connected to the READ endpoint "
+		       "(first's state %d)", up, n,
+		       rconn(&r[0]) ? rconn(&r[0])->state : 0);
+}
+
+static void wait_total(struct rd *r, uint64_t n, struct msga_ctx **ctx)
+{
+	struct msga_sub_stats st;
+
+	if (dp_poll_until64(ctx, 2, &r->rec.total, n, 30000))
+		return;
+	st = rd_stats(r);
+	cr_assert_fail("%llu of %llu: recovered %llu, reads %llu, naks %llu, "
+		       "fallbacks %llu, lost %llu, bad %llu (%s)",
+		       (unsigned long long)r->rec.total,
+		       (unsigned long long)n,
+		       (unsigned long long)st.recovered,
+		       (unsigned long long)st.reads,
+		       (unsigned long long)st.naks,
+		       (unsigned long long)st.read_fallbacks,
+		       (unsigned long long)st.unrecoverable,
+		       (unsigned long long)r->rec.bad, r->rec.first_bad);
+}
+
+/* seqs [from, to] of topic t, len bytes, polling ctxs[0..nctx) only. */
+static void send_range(struct msga_pub *pub, uint32_t t, uint64_t from,
+		       uint64_t to, size_t len, struct msga_ctx **ctx, int nctx)
+{
+	for (uint64_t s = from; s <= to; s++)
+		dp_send(pub, t, s, len, ctx, nctx);
+}
+
+/*
+ * Three subscribers connected to the READ endpoint starve through 700
+ * messages, then the stream goes on and stops: each repairs mid-stream
+ * and tail losses by READ alone (no NAK sent, none taken), and delivers
+ * 1..800 exactly once, in order.
+ */
+Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
+{
+	struct msga_ctx *ctx[2];
+	struct rd r[NSUBS];
+	struct dp_rec pe = { 0 };
+	struct msga_pub *pub;
+	uint64_t recovered = 0;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	memset(r, 0, sizeof(r));
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = rd_pub(ctx[0], G_READ, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	cr_assert_not_null(pub->serve, "no READ endpoint: %s",
+			   msga_ctx_last_error(ctx[0]));
+	for (int i = 0; i < NSUBS; i++)
+		rd_sub(ctx[1], 0, G_READ, &r[i], ctx);
+	send_range(pub, t, 1, 10, 64, ctx, 2);
+	wait_ready(r, NSUBS, ctx);
+	cr_assert_eq(pub->serve->nreaders, NSUBS);
+	send_range(pub, t, 11, 700, 64, ctx, 1);  /* they starve */
+	send_range(pub, t, 701, 800, 64, ctx, 2); /* gaps seen, read */
+	for (int i = 0; i < NSUBS; i++) {
+		struct msga_sub_stats st;
+
+		wait_total(&r[i], 800, ctx);
+		st = rd_stats(&r[i]);
+		cr_log_info("subscriber %d: %llu recovered by %llu READs, "
+			    "%llu NAKs, %llu fallbacks", i,
+			    (unsigned long long)st.recovered,
+			    (unsigned long long)st.reads,
+			    (unsigned long long)st.naks,
+			    (unsigned long long)st.read_fallbacks);
+		cr_assert_eq(r[i].rec.bad, 0, "%s", r[i].rec.first_bad);
+		cr_assert_eq(r[i].gaps + r[i].losses + r[i].dups +
+			     r[i].reorders, 0);
+		cr_assert_gt(st.reads, 0);
+		cr_assert_eq(st.naks, 0, "READ served every repair");
+		cr_assert_eq(st.read_fallbacks, 0);
+		cr_assert_eq(st.unrecoverable, 0);
+		recovered += st.recovered;
+	}
+	cr_assert_gt(recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_eq(pub->naks_taken, 0, "the publisher did no repair work");
+	cr_assert_eq(pub->retx_msgs, 0);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/*
+ * MSGA_SUB_REPAIR_BY_NAK: the same loss, repaired by NAK, and no READ
+ * connection is made at all.
+ */
+Test(read, nak_only_subscriber_never_reads, .timeout = 180)
+{
+	struct msga_ctx *ctx[2];
+	struct rd r = { 0 };
+	struct dp_rec pe = { 0 };
+	struct msga_sub_stats st;
+	struct msga_pub *pub;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = rd_pub(ctx[0], G_NAKONLY, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_sub(ctx[1], MSGA_SUB_REPAIR_BY_NAK, G_NAKONLY, &r, ctx);
+	send_range(pub, t, 1, 10, 64, ctx, 2);
+	send_range(pub, t, 11, 700, 64, ctx, 1);
+	send_range(pub, t, 701, 800, 64, ctx, 2);
+	wait_total(&r, 800, ctx);
+	st = rd_stats(&r);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_gt(st.naks, 0);
+	cr_assert_eq(st.reads, 0);
+	cr_assert_null(rconn(&r), "a NAK-only subscriber connected to read");
+	cr_assert_eq(pub->serve->nreaders, 0);
+	cr_assert_gt(pub->naks_taken, 0);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/*
+ * A loss wider than one READ may span (1 KiB messages: 700 of them lost
+ * span far more than MSGA__UD_READ_MAX): READ does not serve it, the NAK
+ * path does, and the subscriber still gets everything in order.
+ */
+Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
+{
+	struct msga_ctx *ctx[2];
+	struct rd r = { 0 };
+	struct dp_rec pe = { 0 };
+	struct msga_sub_stats st;
+	struct msga_pub *pub;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = rd_pub(ctx[0], G_WIDE, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_sub(ctx[1], 0, G_WIDE, &r, ctx);
+	send_range(pub, t, 1, 10, 200, ctx, 2);
+	wait_ready(&r, 1, ctx);
+	send_range(pub, t, 11, 1200, 200, ctx, 1);
+	send_range(pub, t, 1201, 1250, 200, ctx, 2);
+	wait_total(&r, 1250, ctx);
+	st = rd_stats(&r);
+	cr_log_info("wide: %llu recovered, %llu READs, %llu NAKs, %llu "
+		    "fallbacks", (unsigned long long)st.recovered,
+		    (unsigned long long)st.reads, (unsigned long long)st.naks,
+		    (unsigned long long)st.read_fallbacks);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
+	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
+	cr_assert_gt(st.read_fallbacks, 0, "the wide span went by NAK");
+	cr_assert_gt(st.naks, 0);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
