@@ -73,13 +73,17 @@ static void rv_on_event(const struct msga_event *ev, void *user)
 	}
 }
 
+/* recovery_ms of the subscribers rv_sub makes (0: the default) */
+static uint32_t rv_recovery_ms;
+
 static struct msga_sub *rv_sub_history(struct msga_ctx *ctx, uint32_t flags,
 				       uint32_t history, struct rv *r)
 {
 	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
 				   .pattern = "rv.x", .on_msg = rv_on_msg,
 				   .on_event = rv_on_event, .user = r,
-				   .history = history };
+				   .history = history,
+				   .recovery_ms = rv_recovery_ms };
 
 	r->rec.strict = 1; /* from 1, each once, in order */
 	cr_assert_eq(msga_sub_create(ctx, &a, &r->sub), 0);
@@ -139,12 +143,14 @@ static void wait_total(struct rv *r, uint64_t n, struct msga_ctx **ctx)
 	if (dp_poll_until64(ctx, 2, &r->rec.total, n, 30000))
 		return;
 	st = rv_stats(r);
-	cr_assert_fail("%llu of %llu: recovered %llu, naks %llu, lost %llu, "
-		       "losses %d, bad %llu (%s)",
+	cr_assert_fail("%llu of %llu: recovered %llu, naks %llu, reads %llu, "
+		       "fallbacks %llu, lost %llu, losses %d, bad %llu (%s)",
 		       (unsigned long long)r->rec.total,
 		       (unsigned long long)n,
 		       (unsigned long long)st.recovered,
 		       (unsigned long long)st.naks,
+		       (unsigned long long)st.reads,
+		       (unsigned long long)st.read_fallbacks,
 		       (unsigned long long)st.unrecoverable, r->losses,
 		       (unsigned long long)r->rec.bad, r->rec.first_bad);
 }
@@ -211,7 +217,8 @@ Test(recovery, a_starved_subscriber_recovers_a_lost_tail, .timeout = 120)
 		    (unsigned long long)st.naks);
 	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
 	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
-	cr_assert_gt(st.naks, 0);
+	/* asked for: by READ since 0.7 (dev_mcast_read), or by NAK */
+	cr_assert_gt(st.naks + st.reads, 0);
 	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
 	cr_assert_eq(st.unrecoverable, 0);
 	rig_down(&g);
@@ -260,6 +267,12 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 	if (dp_is_iwarp())
 		return;
 	rig_up(&g, G_SMALL, MSGA_RETRANSMIT_MIN_BYTES);
+	/*
+	 * What is kept comes back and what is not is LOST: the time limit
+	 * must not give up first, and 2000 resends at the publisher's
+	 * budget took over a second in a VM loaded by other VMs.
+	 */
+	rv_recovery_ms = 20000;
 	rv_sub(g.ctx[1], 0, &r);
 	rv_join(&r, G_SMALL, g.ctx);
 	send_range(g.pub, g.t, 1, 3000, g.ctx, 1);

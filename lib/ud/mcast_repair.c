@@ -282,6 +282,13 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 void msga__mrep_sent(struct msga__udep *ep, struct msga__ustream *s,
 		     uint64_t last, uint64_t now_ns)
 {
+	/*
+	 * Where to NAK is learned from a datagram; a late joiner that has
+	 * heard only heartbeats has nothing else to learn it from, so each
+	 * one tries again if the first try found no room or no handle.
+	 */
+	if (s->nak_ok && ep->rx_wc && !nakdst_of(ep->sub, s->origin))
+		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
 	msga__repair_sent(&ep->sub->repair,
 			  msga__ustreams_pos(&ep->sub->streams, s), last,
 			  now_ns);
