@@ -438,3 +438,194 @@ Test(retain, many_wraps_against_a_reference)
 	cr_assert_eq(r.dropped, m.first);
 	free(m.recs);
 }
+
+/*
+ * Positions (0.7): what a subscriber reading the ring from afar relies
+ * on. The reference above already lays records out by position (its
+ * start is the count of bytes written before the record, unused ends
+ * included), so each check below compares the ring's own bookkeeping,
+ * and the headers it wrote, with it.
+ */
+static const struct msga__retain_rec *rec_at_pos(uint64_t pos)
+{
+	return (const struct msga__retain_rec *)(r.buf + pos % r.cap);
+}
+
+/* The record of x is in the ring at its position, header and bytes. */
+static void assert_rec_at(const struct model_rec *x)
+{
+	const struct msga__retain_rec *h = rec_at_pos(x->start);
+
+	cr_assert_eq(h->check, (uint32_t)(x->start / 8), "pos %lu: check %u",
+		     (unsigned long)x->start, h->check);
+	cr_assert_eq(h->topic, x->topic);
+	cr_assert_eq(h->seq, x->seq);
+	cr_assert_eq(h->len, x->len);
+	fill(x->topic, x->seq, x->len);
+	cr_assert(!memcmp(h + 1, msg, x->len), "pos %lu: bytes",
+		  (unsigned long)x->start);
+}
+
+/*
+ * A random run across many wraps: lengths from 0 to a third of the ring,
+ * so ends of every size are left unused, from 8 bytes to over a header.
+ * Calls check(m, i) after put i.
+ */
+static void run_positions(struct model *m, int puts,
+			  void (*check)(const struct model *m, int i))
+{
+	enum { NTOPICS = 7 };
+	uint64_t last[NTOPICS] = { 0 };
+
+	srand(7);
+	m->recs = calloc((size_t)puts, sizeof(*m->recs));
+	cr_assert_not_null(m->recs);
+	cr_assert_eq(msga__retain_init(&r, m->cap, NTOPICS), 0);
+	for (int i = 0; i < puts; i++) {
+		uint32_t t = (uint32_t)rand() % NTOPICS;
+		uint32_t len = (uint32_t)rand() % (uint32_t)(m->cap / 3);
+
+		cr_assert_eq(put(t, ++last[t], len), 0);
+		model_put(m, t, last[t], len);
+		check(m, i);
+	}
+	cr_assert_gt(m->end / m->cap, 100, "the ring wrapped many times");
+}
+
+static void check_next_pos(const struct model *m, int i)
+{
+	const struct model_rec *x = &m->recs[i];
+
+	cr_assert_eq(x->start % 8, 0);
+	if (i)
+		cr_assert_gt(x->start, m->recs[i - 1].start);
+	cr_assert_eq(r.tail_pos, x->start + msga__retain_rec_size(x->len));
+	assert_rec_at(x);
+}
+
+Test(retain, next_pos_is_where_the_put_places_its_record)
+{
+	struct model m = { .cap = 1000 };
+	uint64_t last = 0;
+
+	run_positions(&m, 3000, check_next_pos);
+	free(m.recs);
+	msga__retain_fini(&r);
+	/* and it is a prediction: asked before the put, with the same len */
+	srand(11);
+	cr_assert_eq(msga__retain_init(&r, 1000, 1), 0);
+	for (int i = 0; i < 3000; i++) {
+		uint32_t len = (uint32_t)rand() % 400;
+		uint64_t want = msga__retain_next_pos(&r, len);
+
+		cr_assert_eq(msga__retain_next_pos(&r, len), want,
+			     "asking changes nothing");
+		/* one that cannot fit leaves no record, and moves nothing */
+		cr_assert_eq(put(0, last + 1, 1000), -EMSGSIZE);
+		cr_assert_eq(msga__retain_next_pos(&r, len), want);
+		cr_assert_eq(put(0, ++last, len), 0);
+		cr_assert_eq(rec_at_pos(want)->check, (uint32_t)(want / 8),
+			     "put %d: predicted %lu", i, (unsigned long)want);
+		cr_assert_eq(rec_at_pos(want)->seq, last);
+		cr_assert_geq(want, r.head_pos);
+	}
+}
+
+/*
+ * ctrl->head is the position of the oldest record kept, never less (a
+ * reader would wait on bytes already gone) nor more (it would refuse a
+ * good copy); it only grows; and every record at or above it is intact
+ * in the ring: what head promises a reader is still there.
+ */
+static void check_head(const struct model *m, int i)
+{
+	static uint64_t before;
+	uint64_t head = __atomic_load_n(&r.ctrl->head, __ATOMIC_RELAXED);
+
+	if (!i)
+		before = 0;
+	cr_assert_eq(head, m->recs[m->first].start, "put %d: head %lu", i,
+		     (unsigned long)head);
+	cr_assert_eq(head, r.head_pos);
+	cr_assert_geq(head, before, "put %d: head went back", i);
+	before = head;
+	cr_assert_eq(r.ctrl->cap, r.cap);
+	cr_assert_eq((uint8_t *)r.ctrl, r.mem);
+	cr_assert_eq(r.buf, r.mem + MSGA__RETAIN_CTRL);
+	cr_assert_eq(r.mem_len, MSGA__RETAIN_CTRL + r.cap);
+	for (size_t k = m->first; k < m->n; k++)
+		assert_rec_at(&m->recs[k]);
+}
+
+Test(retain, head_is_the_oldest_kept_position_and_only_grows)
+{
+	struct model m = { .cap = 1000 };
+
+	run_positions(&m, 3000, check_head);
+	cr_assert_gt(m.first, 2000, "records were dropped");
+	free(m.recs);
+}
+
+/*
+ * Where a record jumped to the next lap, the end it left is marked SKIP
+ * (with its own position in check) when a header fits there, so a reader
+ * walking the ring knows to go on at the lap's start; shorter, it is left
+ * as it was (the reader skips it by its size). Checked for every end
+ * still kept, i.e. at or above head.
+ */
+static void check_skips(const struct model *m, int i)
+{
+	for (size_t k = m->first + 1; k <= (size_t)i; k++) {
+		const struct model_rec *x = &m->recs[k - 1];
+		uint64_t end = x->start + msga__retain_rec_size(x->len);
+		uint64_t room = m->recs[k].start - end;
+		const struct msga__retain_rec *h = rec_at_pos(end);
+
+		if (room < sizeof(*h))
+			continue;
+		cr_assert_eq(m->recs[k].start % m->cap, 0);
+		cr_assert_eq(h->topic, MSGA__RETAIN_SKIP, "end at %lu",
+			     (unsigned long)end);
+		cr_assert_eq(h->check, (uint32_t)(end / 8));
+	}
+}
+
+Test(retain, an_unused_end_that_holds_a_header_is_marked_skip)
+{
+	struct model m = { .cap = 1000 };
+
+	run_positions(&m, 3000, check_skips);
+	free(m.recs);
+}
+
+/* The same, by hand: one end of 64 bytes, one of 16. */
+Test(retain, skip_marker_by_hand)
+{
+	const struct msga__retain_rec *h;
+	static const uint8_t zero[16];
+
+	cr_assert_eq(msga__retain_init(&r, 640, 1), 0);
+	for (uint64_t s = 1; s <= 9; s++)
+		cr_assert_eq(put(0, s, 40), 0);
+	cr_assert_eq(msga__retain_next_pos(&r, 104), 640);
+	cr_assert_eq(put(0, 10, 104), 0);
+	h = rec_at_pos(576);
+	cr_assert_eq(h->topic, MSGA__RETAIN_SKIP);
+	cr_assert_eq(h->check, 576 / 8);
+	cr_assert_eq(rec_at_pos(640)->check, 640 / 8);
+	/* head stayed on seq 3 (position 128): 1 and 2 went */
+	cr_assert_eq(r.ctrl->head, 128);
+	msga__retain_fini(&r);
+
+	/* 608 bytes, then 16 left: too short for a SKIP, left untouched */
+	cr_assert_eq(msga__retain_init(&r, 624, 1), 0);
+	for (uint64_t s = 1; s <= 9; s++)
+		cr_assert_eq(put(0, s, 40), 0);
+	cr_assert_eq(put(0, 10, 8), 0);
+	cr_assert_eq(r.tail_pos, 608);
+	cr_assert_eq(msga__retain_next_pos(&r, 0), 624, "a header: wraps");
+	cr_assert_eq(put(0, 11, 0), 0);
+	cr_assert(!memcmp(r.buf + 608, zero, sizeof(zero)));
+	cr_assert_eq(r.ctrl->head, 64, "seq 1 made room for seq 11");
+	cr_assert_eq(rec_at_pos(624)->check, 624 / 8);
+}

@@ -393,7 +393,149 @@ Test(ud_wire, a_resend_and_the_retains_bit_round_trip)
 	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
 	cr_assert_eq(got.retains, 0);
 	cr_assert_eq(got.hb_ms, MSGA__UDW_HB_MS_MAX);
-	h.flags = MSGA__UDW_RETX | 8;
+	/* 8 is RPOS since 0.7 (refused here only for want of its bytes) */
+	h.flags = MSGA__UDW_RETX | 0x10;
 	msga__udw_put(buf, &h, "md.AAPL");
 	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "an unknown flag");
+}
+
+/*
+ * RPOS (0.7): 16 bytes after the padded name, {u64 rpos, u32 topic_id,
+ * u16 read_port, u16 zero}, on DATA, HEARTBEAT and END. The other types
+ * (NAK, LOST and the unicast control types) have no ring position to
+ * give, so the flag there means a confused or hostile sender.
+ */
+static struct msga__udw_hdr rpos_hdr(uint8_t type)
+{
+	struct msga__udw_hdr h = state_hdr(type);
+
+	h.flags = MSGA__UDW_RPOS;
+	if (type == MSGA__UDW_DATA) {
+		h.flags |= MSGA__UDW_FIRST | MSGA__UDW_LAST;
+		h.msg_len = 3;
+	}
+	h.rpos = 0x8877665544332211ull;
+	h.topic_id = 0xa1b2c3d4u;
+	h.read_port = 0x4e21;
+	return h;
+}
+
+static const uint8_t rpos_types[] = { MSGA__UDW_DATA, MSGA__UDW_HEARTBEAT,
+				      MSGA__UDW_END };
+
+Test(ud_wire, rpos_round_trips_on_data_heartbeat_and_end)
+{
+	static const uint8_t ext[16] = {
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0xd4, 0xc3, 0xb2, 0xa1, 0x21, 0x4e, 0, 0,
+	};
+
+	for (size_t i = 0; i < sizeof(rpos_types); i++) {
+		struct msga__udw_hdr h = rpos_hdr(rpos_types[i]), got;
+		uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+		uint32_t n = hl + h.msg_len;
+
+		cr_assert_eq(hl, msga__udw_hdr_len(7, 0) + MSGA__UDW_RPOS_LEN);
+		cr_assert_eq(hl, msga__udw_hdr_len(7, MSGA__UDW_RPOS));
+		cr_assert_arr_eq(buf + msga__udw_hdr_len(7, 0), ext,
+				 sizeof(ext), "type %u", rpos_types[i]);
+		memset(&got, 0xa5, sizeof(got));
+		cr_assert_eq(msga__udw_get(buf, n, &got), 0, "type %u",
+			     rpos_types[i]);
+		cr_assert_eq(got.flags, h.flags);
+		cr_assert_eq(got.rpos, h.rpos);
+		cr_assert_eq(got.topic_id, h.topic_id);
+		cr_assert_eq(got.read_port, h.read_port);
+		cr_assert_eq(got.hdr_len, hl, "the payload starts after it");
+		cr_assert_eq(got.payload, h.msg_len);
+		cr_assert_eq(got.seq, h.seq);
+		cr_assert_eq(memcmp(got.topic, "md.AAPL", 7), 0);
+		/* a restamp moves rpos with seq, and leaves the rest */
+		h.seq++;
+		h.rpos += 1000;
+		msga__udw_restamp(buf, &h);
+		cr_assert_eq(msga__udw_get(buf, n, &got), 0);
+		cr_assert_eq(got.seq, h.seq);
+		cr_assert_eq(got.rpos, h.rpos);
+		cr_assert_eq(got.topic_id, h.topic_id);
+		cr_assert_eq(got.read_port, h.read_port);
+	}
+}
+
+/* Without the flag, the fields read 0, whatever the caller had there. */
+Test(ud_wire, no_rpos_decodes_as_zero)
+{
+	struct msga__udw_hdr h = state_hdr(MSGA__UDW_END), got;
+	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+	memset(&got, 0xa5, sizeof(got));
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(got.rpos, 0);
+	cr_assert_eq(got.topic_id, 0);
+	cr_assert_eq(got.read_port, 0);
+}
+
+Test(ud_wire, rpos_on_other_types_is_refused)
+{
+	static const uint8_t types[] = { MSGA__UDW_NAK, MSGA__UDW_LOST,
+					 MSGA__UDW_SUBSCRIBE, MSGA__UDW_SUBACK,
+					 MSGA__UDW_UNSUBSCRIBE };
+
+	for (size_t i = 0; i < sizeof(types); i++) {
+		/* a valid one of the type, then the same with RPOS */
+		struct msga__udw_hdr h = { .type = types[i], .topic_len = 7,
+					   .seq = 100, .msg_len = 5 }, got;
+		uint32_t hl;
+
+		if (types[i] != MSGA__UDW_NAK && types[i] != MSGA__UDW_LOST)
+			h.seq = h.msg_len = 0;
+		hl = msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "type %u",
+			     types[i]);
+		h.flags = MSGA__UDW_RPOS;
+		hl = msga__udw_put(buf, &h, "md.AAPL");
+		cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO,
+			     "type %u with RPOS", types[i]);
+	}
+}
+
+Test(ud_wire, rpos_with_its_last_u16_nonzero_is_refused)
+{
+	for (size_t i = 0; i < sizeof(rpos_types); i++) {
+		struct msga__udw_hdr h = rpos_hdr(rpos_types[i]), got;
+		uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+		for (uint32_t b = 14; b < 16; b++) {
+			buf[hl - MSGA__UDW_RPOS_LEN + b] = 1;
+			cr_assert_eq(msga__udw_get(buf, hl + h.msg_len, &got),
+				     -EPROTO, "type %u, byte %u",
+				     rpos_types[i], b);
+			buf[hl - MSGA__UDW_RPOS_LEN + b] = 0;
+			cr_assert_eq(msga__udw_get(buf, hl + h.msg_len, &got),
+				     0);
+		}
+	}
+}
+
+/*
+ * A datagram that ends inside the extension is refused, as one cut in
+ * the name is: the 16 bytes must all be there (a HEARTBEAT, no payload
+ * to mistake for them).
+ */
+Test(ud_wire, rpos_past_the_datagram_is_refused)
+{
+	struct msga__udw_hdr h = rpos_hdr(MSGA__UDW_HEARTBEAT), got;
+	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
+
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	for (uint32_t n = msga__udw_hdr_len(7, 0); n < hl; n++)
+		cr_assert_eq(msga__udw_get(buf, n, &got), -EPROTO, "%u bytes",
+			     n);
+	/* with the longest name too: the longest header there is */
+	h.topic_len = MSGA_TOPIC_MAX;
+	memset(buf + 200, 'n', MSGA_TOPIC_MAX);
+	hl = msga__udw_put(buf, &h, (const char *)buf + 200);
+	cr_assert_leq(hl, MSGA__UDW_HDR_MAX);
+	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
+	cr_assert_eq(msga__udw_get(buf, hl - 1, &got), -EPROTO);
 }

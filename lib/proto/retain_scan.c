@@ -23,7 +23,14 @@ int msga__retain_scan(const void *buf, uint64_t lo, uint64_t hi, uint64_t cap,
 		uint64_t sz;
 		int ret;
 
+		/*
+		 * An unused end (too short for a header, or marked SKIP)
+		 * that reaches hi ends the walk: pos + room could pass 2^64
+		 * (positions are the peer's numbers) and wrap below lo.
+		 */
 		if (room < sizeof(h)) { /* too short for a header: unused */
+			if (room >= hi - pos)
+				break;
 			pos += room;
 			continue;
 		}
@@ -34,6 +41,8 @@ int msga__retain_scan(const void *buf, uint64_t lo, uint64_t hi, uint64_t cap,
 		if (h.check != (uint32_t)(pos / 8))
 			return -EBADMSG;
 		if (h.topic == MSGA__RETAIN_SKIP) {
+			if (room >= hi - pos)
+				break;
 			pos += room;
 			continue;
 		}

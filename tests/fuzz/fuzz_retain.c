@@ -17,7 +17,11 @@
  *    8-byte aligned; -ENOENT for the dropped, skipped and never put;
  *  - range gives each topic's count, oldest and newest kept;
  *  - the buffer's own counts agree: records kept, dropped, bytes in use
- *    within the budget.
+ *    within the budget;
+ *  - positions (0.7, what a remote reader goes by): the reference's line
+ *    offset is the position; msga__retain_next_pos predicts a put's, its
+ *    header's check names it, ctrl->head is the oldest kept record's, and
+ *    every unused end of a header or more that is still kept reads SKIP.
  * Each message is handed over in a heap copy of exactly its length, so
  * AddressSanitizer reports a read past it; the ring is one allocation,
  * so a write past its end is reported too.
@@ -75,6 +79,32 @@ static void check_counts(const struct run *x)
 	FUZZ_CHECK(x->r.nrec == x->n - x->first);
 	FUZZ_CHECK(x->r.dropped == x->first);
 	FUZZ_CHECK(x->r.used <= x->r.cap);
+	FUZZ_CHECK(x->r.ctrl->head ==
+		   (x->n > x->first ? x->puts[x->first].start : 0));
+}
+
+static const struct msga__retain_rec *hdr_at(const struct run *x,
+					     uint64_t pos)
+{
+	return (const struct msga__retain_rec *)(x->r.buf + pos % x->cap);
+}
+
+/* Kept records name their position; kept unused ends are marked. */
+static void check_positions(const struct run *x)
+{
+	for (size_t i = x->first; i < x->n; i++) {
+		const struct put *p = &x->puts[i];
+		uint64_t end = p->start + msga__retain_rec_size(p->len);
+
+		FUZZ_CHECK(hdr_at(x, p->start)->check ==
+			   (uint32_t)(p->start / 8));
+		if (i + 1 < x->n && x->puts[i + 1].start - end >=
+					    sizeof(struct msga__retain_rec)) {
+			FUZZ_CHECK(hdr_at(x, end)->topic == MSGA__RETAIN_SKIP);
+			FUZZ_CHECK(hdr_at(x, end)->check ==
+				   (uint32_t)(end / 8));
+		}
+	}
 }
 
 /* Where the reference has (topic, seq): its index, or -1 if never put. */
@@ -139,6 +169,7 @@ static void check_range(const struct run *x, uint32_t topic)
 static void check_all(const struct run *x)
 {
 	check_counts(x);
+	check_positions(x);
 	for (size_t i = 0; i < x->n; i++)
 		check_get_at(x, x->puts[i].topic, x->puts[i].seq, (long)i);
 	for (uint32_t t = 0; t <= x->ntopics; t++)
@@ -182,6 +213,7 @@ static void op_put(struct run *x, struct fuzz_in *in)
 	uint32_t len = choose_len(x, in);
 	size_t copy = len <= MAX_CAP ? len : 1; /* too big: never read */
 	uint64_t dropped = x->r.dropped;
+	uint64_t at = msga__retain_next_pos(&x->r, len);
 	int want, ret;
 	uint8_t *data;
 
@@ -202,10 +234,14 @@ static void op_put(struct run *x, struct fuzz_in *in)
 	ret = msga__retain_put(&x->r, topic, seq, data, len);
 	free(data);
 	FUZZ_CHECK(ret == want);
-	if (!ret)
+	if (!ret) {
 		model_put(x, topic, seq, len);
-	else
+		FUZZ_CHECK(at == x->puts[x->n - 1].start);
+		FUZZ_CHECK(hdr_at(x, at)->check == (uint32_t)(at / 8));
+	} else {
 		FUZZ_CHECK(x->r.dropped == dropped);
+		FUZZ_CHECK(msga__retain_next_pos(&x->r, len) == at);
+	}
 	check_counts(x);
 }
 

@@ -4,9 +4,9 @@
  * lib/ud_wire.c) fed any received datagram, unicast or multicast. Its
  * verdict must equal a reference written here from ud_wire.h's rules; an
  * accepted header must re-encode (msga__udw_put) to the bytes it came
- * from; the name and payload are then used as mcast_sub.c and
- * ud_unicast.c use them, on exact-size copies so AddressSanitizer sees
- * any read past the datagram.
+ * from, the RPOS extension included; the name and payload are then used
+ * as mcast_sub.c and ud_unicast.c use them, on exact-size copies so
+ * AddressSanitizer sees any read past the datagram.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,7 +19,8 @@ static int ref_frag_ok(const struct msga__udw_hdr *h)
 {
 	uint64_t end = (uint64_t)h->off + h->payload;
 	unsigned int whole = MSGA__UDW_FIRST | MSGA__UDW_LAST;
-	unsigned int flags = h->flags & ~MSGA__UDW_RETX; /* a resend: same */
+	/* a resend, or one that says where it is kept: the same rules */
+	unsigned int flags = h->flags & ~(MSGA__UDW_RETX | MSGA__UDW_RPOS);
 
 	if ((flags & ~whole) || !h->seq || h->msg_len > MSGA_MSG_MAX ||
 	    end > h->msg_len)
@@ -38,11 +39,18 @@ static int ref_frag_ok(const struct msga__udw_hdr *h)
 /* ud_wire.h's rules for a datagram of n bytes whose header decoded to h. */
 static int ref_ok(const uint8_t *p, size_t n, const struct msga__udw_hdr *h)
 {
-	size_t hdr_len = (MSGA__UDW_FIXED + (size_t)p[6] + 7) & ~(size_t)7;
+	size_t name_end = (MSGA__UDW_FIXED + (size_t)p[6] + 7) & ~(size_t)7;
+	int rpos = (p[5] & MSGA__UDW_RPOS) != 0;
+	size_t hdr_len = name_end + (rpos ? 16 : 0);
 
 	if (p[4] != MSGA__UDW_VERSION || !p[6] || p[6] > MSGA_TOPIC_MAX + 1 ||
 	    hdr_len > n || memchr(p + MSGA__UDW_FIXED, 0, p[6]) ||
 	    p[7] > MSGA__UDW_LOST)
+		return 0;
+	/* RPOS: DATA, HEARTBEAT and END only, its last two bytes zero */
+	if (rpos && ((p[7] != MSGA__UDW_DATA && p[7] != MSGA__UDW_HEARTBEAT &&
+		      p[7] != MSGA__UDW_END) ||
+		     p[name_end + 14] || p[name_end + 15]))
 		return 0;
 	if (p[7] == MSGA__UDW_NAK || p[7] == MSGA__UDW_LOST)
 		return n == hdr_len && p[6] <= MSGA_TOPIC_MAX && !h->flags &&
@@ -50,7 +58,8 @@ static int ref_ok(const uint8_t *p, size_t n, const struct msga__udw_hdr *h)
 		       h->msg_len <= MSGA__UDW_RANGE_MAX &&
 		       (unsigned __int128)h->seq + h->msg_len - 1 <= UINT64_MAX;
 	if (p[7] == MSGA__UDW_HEARTBEAT || p[7] == MSGA__UDW_END)
-		return n == hdr_len && p[6] <= MSGA_TOPIC_MAX && !h->flags &&
+		return n == hdr_len && p[6] <= MSGA_TOPIC_MAX &&
+		       !(h->flags & ~MSGA__UDW_RPOS) &&
 		       h->seq && !h->msg_len && !h->off && !h->frag_size;
 	if (p[7] != MSGA__UDW_DATA)
 		return n == hdr_len;
@@ -97,6 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!memcmp(again, data, MSGA__UDW_FIXED));
 	FUZZ_CHECK(!memcmp(again + MSGA__UDW_FIXED, data + MSGA__UDW_FIXED,
 			   h.topic_len));
+	if (h.flags & MSGA__UDW_RPOS) { /* the extension, zero u16 and all */
+		uint32_t x = msga__udw_hdr_len(h.topic_len, 0);
+
+		FUZZ_CHECK(x + MSGA__UDW_RPOS_LEN == h.hdr_len);
+		FUZZ_CHECK(!memcmp(again + x, data + x, MSGA__UDW_RPOS_LEN));
+	} else {
+		FUZZ_CHECK(!h.rpos && !h.topic_id && !h.read_port);
+	}
 	consume(&h, data);
 	return 0;
 }
