@@ -151,15 +151,9 @@ in_guest() {
 		>"$out/loss.json"
 }
 
-if [ "${1:-}" = --in-guest ]; then
-	in_guest "$2"
-	exit 0
-fi
-
 # ------------------------------------------------------------ on the host
-out=$(bench_outdir "${1:-}") || exit 1
-[ -x "$perf" ] || { echo "loss_bench: build first: no $perf (make tests/perf_loss)" >&2; exit 1; }
-command -v jq >/dev/null || { echo "loss_bench: jq is needed" >&2; exit 1; }
+# (bench_start: in the guest, in_guest and exit)
+bench_start loss_bench "$perf" "$@"
 rm -f "$out/loss.json"
 bench_in_vm loss_bench "$out" 1800 "$here/loss_bench.sh" SUBS="$SUBS" \
 	RATE="$RATE" SECS="$SECS" LOSS_PPM="$LOSS_PPM" \

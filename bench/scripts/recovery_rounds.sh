@@ -48,15 +48,9 @@ in_guest() {
 	done
 }
 
-if [ "${1:-}" = --in-guest ]; then
-	in_guest "$2"
-	exit 0
-fi
-
 # ------------------------------------------------------------ on the host
-out=$(bench_outdir "${1:-}") || exit 1
-[ -x "$builddir/bench/msga_feed" ] || { echo "recovery_rounds: build first: no $builddir/bench/msga_feed" >&2; exit 1; }
-command -v jq >/dev/null || { echo "recovery_rounds: jq is needed" >&2; exit 1; }
+# (bench_start: in the guest, in_guest and exit)
+bench_start recovery_rounds "$builddir/bench/msga_feed" "$@"
 bench_in_vm recovery_rounds "$out" 3000 "$here/recovery_rounds.sh" \
 	ROUNDS="$ROUNDS" ITERS="$ITERS"
 

@@ -28,3 +28,19 @@ bench_in_vm() {
 		bash "$script" --in-guest "$out" ||
 		{ echo "$name: the VM run failed" >&2; exit 1; }
 }
+
+# bench_start NAME PROGRAM ARGS...: the drivers' entry, with their own
+# arguments. In the guest (--in-guest OUT) run the script's in_guest OUT,
+# then exit; on the host check that PROGRAM is built and jq is there, and
+# set out to the output directory (the first argument).
+bench_start() {
+	local name=$1 prog=$2
+	shift 2
+	if [ "${1:-}" = --in-guest ]; then
+		in_guest "$2"
+		exit 0
+	fi
+	out=$(bench_outdir "${1:-}") || exit 1
+	[ -x "$prog" ] || { echo "$name: build first: no $prog" >&2; exit 1; }
+	command -v jq >/dev/null || { echo "$name: jq is needed" >&2; exit 1; }
+}
