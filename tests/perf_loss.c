@@ -20,7 +20,8 @@
  *       msga_ctx_fd() until the next --tick-us (1000) boundary and sends
  *       what the schedule says is due, so its CPU time (getrusage, user +
  *       system, from the first measured message to the end of the linger)
- *       is what publishing and repairing cost, not spinning.
+ *       is what publishing and repairing cost, not spinning. One that
+ *       falls 2 s behind its schedule has failed the rate, and stops.
  *   perf_loss sub --uri URI --addr IP [--repair nak|read] [--ready FILE]
  *                 [--samples PREFIX] [--timeout S] [--busy]
  *       Subscribe and take the stream until its end marker. Each message
@@ -208,13 +209,20 @@ static void publish(struct pubrun *r, const struct opts *o, uint32_t kind,
 		r->max_lag_ns = t - due_ns;
 }
 
-/* n messages of kind k at o->rate from now, sleeping between ticks. */
+/* A publisher this far behind its schedule has failed the rate: it stops. */
+#define GIVE_UP_LAG_NS 2000000000u
+
+/*
+ * n messages of kind k at o->rate from now, sleeping between ticks; fewer
+ * if it falls GIVE_UP_LAG_NS behind (*sent says how many). The time taken.
+ */
 static uint64_t paced(struct pubrun *r, const struct opts *o, uint64_t n,
-		      uint32_t kind, uint32_t first)
+		      uint32_t kind, uint32_t first, uint64_t *sentp)
 {
 	uint64_t t0 = now_ns(), sent = 0, tick = (uint64_t)o->tick_us * 1000;
 
-	while (sent < n) {
+	*sentp = 0;
+	while (sent < n && r->max_lag_ns < GIVE_UP_LAG_NS) {
 		uint64_t now = now_ns(), el = now - t0;
 		/* due: those whose time (t0 + i / rate) has come */
 		uint64_t due = el * (uint64_t)o->rate / 1000000000u + 1;
@@ -241,6 +249,7 @@ static uint64_t paced(struct pubrun *r, const struct opts *o, uint64_t n,
 			wait_and_poll(r->ctx, r->fd, wait);
 		}
 	}
+	*sentp = sent;
 	return now_ns() - t0;
 }
 
@@ -258,7 +267,7 @@ static int run_pub(const struct opts *o)
 	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = o->uri,
 				    .flags = MSGA_PUB_RELIABLE,
 				    .on_event = pub_on_event, .user = &r };
-	uint64_t n = (uint64_t)(o->duration * (double)o->rate), took, end;
+	uint64_t n = (uint64_t)(o->duration * (double)o->rate), took, end, sent;
 	uint32_t first;
 	struct cpu cpu0, cpu1;
 	double cpu;
@@ -282,13 +291,13 @@ static int run_pub(const struct opts *o)
 		wait_and_poll(r.ctx, r.fd, 10000000u);
 	if (!r.connected)
 		die("the publisher's join", -ETIMEDOUT, r.ctx);
-	paced(&r, o, (uint64_t)o->warmup, K_WARMUP, 0);
+	paced(&r, o, (uint64_t)o->warmup, K_WARMUP, 0, &sent);
 	first = (uint32_t)r.seq + 1;
 	r.pub->fault_rng = (uint32_t)o->seed;
 	r.pub->fault_drop_ppm = (uint32_t)o->loss_ppm;
 	cpu0 = cpu_now();
 	r.max_lag_ns = 0;
-	took = paced(&r, o, n, K_MEASURED, first);
+	took = paced(&r, o, n, K_MEASURED, first, &sent);
 	r.pub->fault_drop_ppm = 0; /* the end marker is not dropped */
 	publish(&r, o, K_END, first, 0);
 	end = now_ns() + (uint64_t)o->linger_ms * 1000000u;
@@ -296,17 +305,18 @@ static int run_pub(const struct opts *o)
 		wait_and_poll(r.ctx, r.fd, 20000000u);
 	cpu1 = cpu_now();
 	cpu = cpu1.user - cpu0.user + cpu1.sys - cpu0.sys;
-	printf("{\"role\":\"pub\",\"rate\":%ld,\"sent\":%" PRIu64
+	printf("{\"role\":\"pub\",\"rate\":%ld,\"planned\":%" PRIu64
+	       ",\"sent\":%" PRIu64
 	       ",\"achieved_rate\":%.1f,\"max_lag_ms\":%.3f,\"loss_ppm\":%ld"
 	       ",\"dropped\":%" PRIu64 ",\"naks_taken\":%" PRIu64
 	       ",\"retx_msgs\":%" PRIu64 ",\"lost_sent\":%" PRIu64
 	       ",\"claim_waits\":%" PRIu64 ",\"cpu_s\":%.4f,\"sys_s\":%.4f"
 	       ",\"cpu_us_per_msg\":%.3f}\n",
-	       o->rate, n, took ? (double)n * 1e9 / (double)took : 0.0,
+	       o->rate, n, sent, took ? (double)sent * 1e9 / (double)took : 0.0,
 	       (double)r.max_lag_ns / 1e6, o->loss_ppm,
 	       r.pub->fault_dropped, r.pub->naks_taken, r.pub->retx_msgs,
 	       r.pub->lost_sent, r.claim_waits, cpu, cpu1.sys - cpu0.sys,
-	       cpu * 1e6 / (double)n);
+	       cpu * 1e6 / (double)sent);
 	fflush(stdout);
 	msga_pub_destroy(r.pub);
 	msga_ctx_close(r.ctx);

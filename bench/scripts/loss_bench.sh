@@ -74,7 +74,7 @@ run() {
 		--addr $ADDR --rate "$rate" --duration "$secs" \
 		--loss-ppm "$ppm" >"$d/pub.json" 2>"$d/pub.err"
 	wait
-	jq -n --arg name "$name" --argjson rate "$rate" \
+	jq -n --arg name "$name" --argjson rate "$rate" --argjson n "$SUBS" \
 		--slurpfile pub "$d/pub.json" \
 		--slurpfile subs <(cat "$d"/sub-*.json) \
 		--argjson all "$("$perf" pct "$d"/s*.all 2>/dev/null || echo null)" \
@@ -87,7 +87,7 @@ run() {
 	     lib_recovery_p99_us_le: ($subs | map(.lib.recovery_p99_us_le) | max),
 	     reads: ($subs | map(.lib.reads) | add),
 	     pass: (($p.achieved_rate // 0) >= 0.95 * $rate
-	            and ($subs | length) > 0
+	            and $p.sent == $p.planned and ($subs | length) == $n
 	            and ($subs | all(.status == "ok" and .missing == 0
 	                 and .lost == 0 and .gaps == 0 and .order_errors == 0
 	                 and .bad == 0)))}' >"$d/summary.json" 2>"$d/jq.err" ||
