@@ -229,7 +229,7 @@ static uint64_t paced(struct pubrun *r, const struct opts *o, uint64_t n,
 
 		if (due > n)
 			due = n;
-		for (; sent < due; sent++)
+		for (; sent < due && r->max_lag_ns < GIVE_UP_LAG_NS; sent++)
 			publish(r, o, kind, first,
 				t0 + sent * 1000000000u / (uint64_t)o->rate);
 		if (sent < n) {
