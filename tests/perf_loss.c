@@ -673,8 +673,13 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->loss_ppm = num_arg("--loss-ppm", optarg, 0, 500000);
 			break;
 		case 's':
+			/*
+			 * One datagram a message at any MTU of 1024 or more
+			 * (rxe's): the sender's bookkeeping of drops is by
+			 * message, the hook's by datagram.
+			 */
 			o->size = num_arg("--size", optarg, sizeof(struct rec),
-					  MSGA_FRAG_MAX);
+					  512);
 			break;
 		case 'w': o->warmup = num_arg("--warmup", optarg, 1, 1000000); break;
 		case 'L':
