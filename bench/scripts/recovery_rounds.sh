@@ -15,7 +15,7 @@
 # current directory); ROUNDS; ITERS (2000 round trips a run).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
+. "$here/vm_bench.sh"
 ROUNDS=${ROUNDS:-20}
 ITERS=${ITERS:-2000}
 ADDR=198.18.0.1 # rxe0 in the test VM (tests/vm/env.sh)
@@ -48,23 +48,11 @@ in_guest() {
 	done
 }
 
-if [ "${1:-}" = --in-guest ]; then
-	in_guest "$2"
-	exit 0
-fi
-
 # ------------------------------------------------------------ on the host
-out=$(mkdir -p "${1:-$PWD/bench-results}" && cd "${1:-$PWD/bench-results}" && pwd)
-[ -x "$builddir/bench/msga_feed" ] || { echo "recovery_rounds: build first: no $builddir/bench/msga_feed" >&2; exit 1; }
-command -v jq >/dev/null || { echo "recovery_rounds: jq is needed" >&2; exit 1; }
-# (the build tree is shared with the guest, which masks /var/tmp and
-# the like: tests/vm/guest-shares.sh)
-MSGA_VM_RWDIRS="--rwdir $out" MSGA_VM_TIMEOUT=3000 \
-	MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $builddir" \
-	"$here/../../tests/vm/vm-run.sh" "$out/vm" env \
-	MSGA_BUILDDIR="$builddir" ROUNDS="$ROUNDS" ITERS="$ITERS" \
-	bash "$here/recovery_rounds.sh" --in-guest "$out" ||
-	{ echo "recovery_rounds: the VM run failed" >&2; exit 1; }
+# (bench_start: in the guest, in_guest and exit)
+bench_start recovery_rounds "$builddir/bench/msga_feed" "$@"
+bench_in_vm recovery_rounds "$out" 3000 "$here/recovery_rounds.sh" \
+	ROUNDS="$ROUNDS" ITERS="$ITERS"
 
 jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
   def median: sort | if length == 0 then null

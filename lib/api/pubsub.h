@@ -113,9 +113,16 @@ struct msga_pub {
 	 * Fault injection for tests only (no API sets it): drop every
 	 * fault_drop_every-th data datagram of line fault_drop_line (0: A,
 	 * 1: B) before it is sent, so a test can make one line lossy and
-	 * the other whole.
+	 * the other whole. Or, with fault_drop_ppm set, drop each data
+	 * datagram, of any line or ud:// destination, with that chance in
+	 * a million, drawn from the xorshift32 state fault_rng (the test
+	 * seeds it; nonzero), and count the drops in fault_dropped. Resends
+	 * (mcast_retx.c) do not pass through the hook: repairs are never
+	 * dropped.
 	 */
 	uint32_t fault_drop_every, fault_drop_line, fault_count;
+	uint32_t fault_drop_ppm, fault_rng;
+	uint64_t fault_dropped;
 	uint64_t origin;
 	uint32_t frag;                  /* fragment payload */
 	uint32_t max_datagram;          /* msga_pub_attr's; 0: the MTU's */

@@ -252,6 +252,21 @@ static void held_by_send(struct msga_pub *pub)
 		pub->tx_ref[pub->pump_tag]++;
 }
 
+/* Tests' random loss (pubsub.h): 1 if this datagram is to be dropped. */
+static int fault_drop_random(struct msga_pub *pub)
+{
+	uint32_t x = pub->fault_rng ? pub->fault_rng : 1; /* 0 stays 0 */
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	pub->fault_rng = x;
+	if (x % 1000000u >= pub->fault_drop_ppm)
+		return 0;
+	pub->fault_dropped++;
+	return 1;
+}
+
 /* One datagram (off, n) to every target; the caller checked the room. */
 static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
 		       uint32_t flags)
@@ -268,6 +283,8 @@ static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
 		    bit == pub->fault_drop_line &&
 		    ++pub->fault_count % pub->fault_drop_every == 0)
 			continue; /* (tests: loss on one line, pubsub.h) */
+		if (pub->fault_drop_ppm && fault_drop_random(pub))
+			continue; /* (tests: random loss, pubsub.h) */
 		ret = post_piece(pub, msga__mpub_target(pub, pub->big_topic,
 							 bit), off, n, flags);
 		if (ret < 0)

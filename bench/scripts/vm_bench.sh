@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+# vm_bench.sh - sourced by the bench drivers that run themselves in ONE
+# boot of the test VM (recovery_rounds.sh, loss_bench.sh): the build tree,
+# the output directory and the boot, the same for each. Not run by itself.
+# Sets builddir (MSGA_BUILDDIR, default the current directory).
+bench_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
+
+# bench_outdir DIR: DIR (default ./bench-results) made, as an absolute path.
+bench_outdir() {
+	local d=${1:-$PWD/bench-results}
+	mkdir -p "$d" && (cd "$d" && pwd)
+}
+
+# bench_in_vm NAME OUT LIMIT SCRIPT [VAR=VALUE...]: boot the VM (for at
+# most LIMIT seconds) and run `bash SCRIPT --in-guest OUT` in it with
+# MSGA_BUILDDIR and the VAR=VALUEs in its environment; OUT is shared
+# read-write. The build tree is shared read-only too, since the guest
+# masks /var/tmp and the like (tests/vm/guest-shares.sh). Exits, naming
+# NAME, if the run failed.
+bench_in_vm() {
+	local name=$1 out=$2 limit=$3 script=$4
+	shift 4
+	MSGA_VM_RWDIRS="--rwdir $out" MSGA_VM_TIMEOUT=$limit \
+		MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $builddir" \
+		"$bench_src/tests/vm/vm-run.sh" "$out/vm" env \
+		MSGA_BUILDDIR="$builddir" "$@" \
+		bash "$script" --in-guest "$out" ||
+		{ echo "$name: the VM run failed" >&2; exit 1; }
+}
+
+# bench_start NAME PROGRAM ARGS...: the drivers' entry, with their own
+# arguments. In the guest (--in-guest OUT) run the script's in_guest OUT,
+# then exit; on the host check that PROGRAM is built and jq is there, and
+# set out to the output directory (the first argument).
+bench_start() {
+	local name=$1 prog=$2
+	shift 2
+	if [ "${1:-}" = --in-guest ]; then
+		in_guest "$2"
+		exit 0
+	fi
+	out=$(bench_outdir "${1:-}") || exit 1
+	[ -x "$prog" ] || { echo "$name: build first: no $prog" >&2; exit 1; }
+	command -v jq >/dev/null || { echo "$name: jq is needed" >&2; exit 1; }
+}
