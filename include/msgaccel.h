@@ -369,7 +369,8 @@ enum msga_sub_flags {
 	 * Since 0.7, recovery: deliver each message when it arrives, past a
 	 * gap still being repaired; the repaired numbers come later with
 	 * MSGA_MSG_OUT_OF_ORDER in msg->flags. Each number is still
-	 * delivered once, or named by one MSGA_EVENT_LOSS.
+	 * delivered once, or named by one MSGA_EVENT_LOSS; nothing is held
+	 * back (recovery_bytes unused). With MSGA_SUB_NO_RECOVERY: -EINVAL.
 	 */
 	MSGA_SUB_OUT_OF_ORDER = 1u << 6,
 };

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -25,6 +26,7 @@
 #define G_SMALL "mcast://239.255.13.3"
 #define G_CHECK "mcast://239.255.13.4"
 #define G_LATE "mcast://239.255.13.5"
+#define G_OOO "mcast://239.255.13.8"
 
 /* A subscriber's view: messages in order (dp_rec, strict) and events. */
 struct rv {
@@ -423,7 +425,143 @@ Test(recovery, documented_errors, .timeout = 60)
 	sa.flags = MSGA_SUB_NO_RECOVERY;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
+	/* out of order is a way to deliver repairs: none, and it is refused */
+	sa.flags = MSGA_SUB_OUT_OF_ORDER | MSGA_SUB_NO_RECOVERY;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
+	cr_assert_null(sub);
+	sa.flags |= MSGA_SUB_AB_LINES;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL, "A/B too");
+	sa.flags = MSGA_SUB_OUT_OF_ORDER | MSGA_SUB_AB_LINES;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	msga_sub_destroy(sub);
 	msga_ctx_close(ctx);
+}
+
+/* ------------------------------------------------------- out of order */
+
+/* every third dropped; sent in batches that end on one that is not */
+#define OOO_N 301
+#define OOO_BATCH 30
+_Static_assert(OOO_BATCH / 3 < MSGA__UD_REPAIR_GAPS, "a batch's gaps fit");
+
+/* An out-of-order subscriber's view: each number, once, and its flag. */
+struct oo {
+	uint8_t seen[OOO_N + 1], flagged[OOO_N + 1];
+	uint64_t total, nflagged, bad, top;
+	char first_bad[160];
+	int connected, losses, gaps;
+};
+
+static void oo_bad(struct oo *o, const char *what, uint64_t seq)
+{
+	if (!o->bad++)
+		snprintf(o->first_bad, sizeof(o->first_bad), "seq %llu: %s",
+			 (unsigned long long)seq, what);
+}
+
+static void oo_on_msg(const struct msga_msg *m, void *user)
+{
+	struct oo *o = user;
+	int late = (m->flags & MSGA_MSG_OUT_OF_ORDER) != 0;
+
+	if (!m->seq || m->seq > OOO_N) {
+		oo_bad(o, "not sent", m->seq);
+		return;
+	}
+	if (o->seen[m->seq]++)
+		oo_bad(o, "twice", m->seq);
+	if (dp_check(m->data, m->len, m->topic_id, m->seq))
+		oo_bad(o, "bad payload", m->seq);
+	/* the flag says exactly that a higher number came first */
+	if (late != (m->seq < o->top))
+		oo_bad(o, late ? "flagged, nothing higher before it" :
+				 "after a higher one, not flagged", m->seq);
+	if (m->seq > o->top)
+		o->top = m->seq;
+	o->flagged[m->seq] = (uint8_t)late;
+	o->nflagged += late;
+	o->total++;
+}
+
+static void oo_on_event(const struct msga_event *ev, void *user)
+{
+	struct oo *o = user;
+
+	o->connected += ev->type == MSGA_EVENT_CONNECTED;
+	o->losses += ev->type == MSGA_EVENT_LOSS;
+	o->gaps += ev->type == MSGA_EVENT_GAP;
+}
+
+/*
+ * MSGA_SUB_OUT_OF_ORDER: the publisher drops every third datagram before
+ * it is sent (its fault hook), so each of those is missed when the next
+ * one arrives and comes only as a resend. The subscriber gets every
+ * number exactly once, the dropped ones flagged and after a higher one,
+ * holds no copy, and its recovery histogram counts each repair once.
+ */
+Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
+     .timeout = 120)
+{
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "rv.x",
+				    .flags = MSGA_SUB_OUT_OF_ORDER,
+				    .on_msg = oo_on_msg,
+				    .on_event = oo_on_event,
+				    .recovery_ms = 10000 };
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_sub *sub = NULL;
+	struct oo *o = calloc(1, sizeof(*o));
+	uint64_t hist = 0;
+	struct rig g;
+
+	if (dp_is_iwarp())
+		return;
+	cr_assert(o);
+	rig_up(&g, G_OOO, 0);
+	sa.user = o;
+	cr_assert_eq(msga_sub_create(g.ctx[1], &sa, &sub), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_OOO), 0);
+	cr_assert(dp_poll_until(g.ctx, 2, &o->connected, 1, 15000));
+	g.pub->fault_drop_every = 3;
+	/*
+	 * In batches: a stream has MSGA__UD_REPAIR_GAPS ranges missing at
+	 * most, and sent at once, more would be given up before the first
+	 * NAK goes out.
+	 */
+	for (uint64_t s = 1; s <= OOO_N; s++) {
+		dp_send(g.pub, g.t, s, 64, g.ctx, 2);
+		if (s % OOO_BATCH == 1)
+			cr_assert(dp_poll_until64(g.ctx, 2, &o->total, s, 30000),
+				  "%llu of %llu delivered, %d losses",
+				  (unsigned long long)o->total,
+				  (unsigned long long)s, o->losses);
+	}
+	poll_quiet(g.ctx, 300); /* nothing more may come */
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	for (unsigned int i = 0; i < MSGA_RECOVERY_HIST_BUCKETS; i++)
+		hist += st.recovery_hist[i];
+	cr_log_info("out of order: %llu flagged, %llu recovered, %llu NAKs",
+		    (unsigned long long)o->nflagged,
+		    (unsigned long long)st.recovered,
+		    (unsigned long long)st.naks);
+	cr_assert_eq(o->bad, 0, "%s", o->first_bad);
+	cr_assert_eq(o->total, OOO_N, "each once");
+	for (uint64_t s = 1; s <= OOO_N; s++) {
+		cr_assert_eq(o->seen[s], 1, "seq %llu", (unsigned long long)s);
+		if (s % 3 == 0)
+			cr_assert(o->flagged[s], "dropped %llu, not flagged",
+				  (unsigned long long)s);
+	}
+	cr_assert_geq(o->nflagged, OOO_N / 3);
+	cr_assert_eq(st.out_of_order, o->nflagged);
+	cr_assert_geq(st.recovered, OOO_N / 3);
+	cr_assert_eq(hist, st.recovered, "one latency per repair");
+	cr_assert_eq(o->losses + o->gaps, 0);
+	cr_assert_eq(st.unrecoverable, 0);
+	cr_assert_eq(sub->repair.c.held, 0, "nothing held back");
+	cr_assert_eq(st.reads, 0);
+	msga_sub_destroy(sub);
+	rig_down(&g);
+	free(o);
 }
 
 /* ---------------------------------------------------- A/B arbitration */

@@ -615,6 +615,12 @@ struct model {
 	uint64_t now;
 	uint64_t held_n, popped_n, lost_n, naked_n;
 	unsigned int p_loss, p_dup, p_gone; /* per 100 */
+	/*
+	 * Out of order: held[][] is 2 once delivered, 3 once lost; top is
+	 * the highest delivered, which a LATE verdict must be below.
+	 */
+	int ooo;
+	uint64_t top[MODEL_STREAMS], late_n;
 };
 
 static struct model M;
@@ -668,6 +674,16 @@ static void model_pop_all(uint32_t idx)
 	struct msga__repair_item it;
 
 	while (msga__repair_pop(&r, idx, &it)) {
+		if (M.ooo) {
+			cr_assert_eq(it.loss, 1, "out of order holds nothing");
+			for (uint64_t s = it.seq; s < it.seq + it.count; s++) {
+				cr_assert_eq(M.held[idx][s], 0,
+					     "%lu out twice (lost)", s);
+				M.held[idx][s] = 3;
+			}
+			M.lost_n += it.count;
+			continue;
+		}
 		cr_assert_eq(it.seq, M.next[idx], "stream %u: %lu, expected %lu",
 			     idx, it.seq, M.next[idx]);
 		if (it.loss) {
@@ -692,6 +708,18 @@ static void model_pop_all(uint32_t idx)
 	}
 }
 
+/*
+ * Whether the application pops now: most times, or, lazy, rarely (so
+ * given-up ranges pile up before they are handed out).
+ */
+static int model_lazy;
+
+static int model_pops(unsigned int skip_one_in)
+{
+	return model_lazy ? rnd32() % (4 * skip_one_in) == 0 :
+			    rnd32() % skip_one_in != 0;
+}
+
 static void model_drain(void)
 {
 	uint32_t idx;
@@ -708,6 +736,17 @@ static void model_arrive(uint32_t idx, uint64_t seq)
 
 	model_payload(idx, seq, buf, &len);
 	v = msga__repair_arrive(&r, idx, seq, buf, len, M.now);
+	if (M.ooo && v != MSGA__REPAIR_DROP) {
+		cr_assert(v == MSGA__REPAIR_DELIVER || v == MSGA__REPAIR_LATE);
+		cr_assert_eq(M.held[idx][seq], 0, "%lu out twice", seq);
+		cr_assert_eq(v == MSGA__REPAIR_LATE, seq < M.top[idx],
+			     "%lu: LATE exactly when after a higher one", seq);
+		M.held[idx][seq] = 2;
+		M.late_n += v == MSGA__REPAIR_LATE;
+		if (seq > M.top[idx])
+			M.top[idx] = seq;
+		return;
+	}
 	switch (v) {
 	case MSGA__REPAIR_DELIVER:
 		cr_assert_eq(seq, M.next[idx], "delivered out of order");
@@ -721,18 +760,42 @@ static void model_arrive(uint32_t idx, uint64_t seq)
 		break;
 	case MSGA__REPAIR_DROP:
 		break;
+	case MSGA__REPAIR_LATE:
+		cr_assert_fail("LATE, not out of order");
 	}
 }
 
-static void model_run(uint64_t seed, size_t max_bytes, uint32_t max_gaps)
+/* Every number of every stream came out once, in order or not. */
+static void model_check_all_out(void)
+{
+	for (uint32_t i = 0; i < MODEL_STREAMS; i++) {
+		if (!M.ooo) {
+			cr_assert_eq(M.next[i], MODEL_N + 1,
+				     "stream %u ends at %lu", i, M.next[i]);
+		}
+		for (uint64_t s = 1; s <= MODEL_N; s++) {
+			if (M.ooo)
+				cr_assert_geq(M.held[i][s], 2, "%lu never out",
+					      s);
+			else
+				cr_assert_neq(M.held[i][s], 1,
+					      "%lu held, never out", s);
+		}
+	}
+}
+
+static void model_run(uint64_t seed, size_t max_bytes, uint32_t max_gaps,
+		      int ooo)
 {
 	struct msga__repair_cfg cfg = {
 		.max_bytes = max_bytes, .max_streams = MODEL_STREAMS,
 		.max_gaps = max_gaps, .give_up_ns = 400, .nak_delay_ns = 5,
-		.nak_retry_ns = 30, .seed = (uint32_t)seed };
+		.nak_retry_ns = 30, .seed = (uint32_t)seed,
+		.out_of_order = ooo };
 
 	msga__repair_fini(&r);
 	memset(&M, 0, sizeof(M));
+	M.ooo = ooo;
 	rng_state = seed;
 	M.p_loss = 5 + rnd32() % 20;
 	M.p_dup = rnd32() % 10;
@@ -777,11 +840,11 @@ static void model_run(uint64_t seed, size_t max_bytes, uint32_t max_gaps)
 			else
 				msga__repair_gone(&r, ev.idx, ev.seq,
 						  ev.gone_count);
-			if (rnd32() % 4)
+			if (model_pops(4))
 				model_drain();
 		}
 		msga__repair_tick(&r, M.now, model_nak, NULL);
-		if (rnd32() % 8)
+		if (model_pops(8))
 			model_drain();
 	}
 	/* the end: everything was sent; what is still missing times out */
@@ -789,24 +852,20 @@ static void model_run(uint64_t seed, size_t max_bytes, uint32_t max_gaps)
 		msga__repair_sent(&r, i, MODEL_N, M.now);
 	msga__repair_tick(&r, M.now + 1000, model_nak, NULL);
 	model_drain();
-	for (uint32_t i = 0; i < MODEL_STREAMS; i++) {
-		cr_assert_eq(M.next[i], MODEL_N + 1, "stream %u ends at %lu", i,
-			     M.next[i]);
-		for (uint64_t s = 1; s <= MODEL_N; s++)
-			cr_assert_neq(M.held[i][s], 1, "%lu held, never out", s);
-	}
+	model_check_all_out();
 	cr_assert_eq(M.popped_n, M.held_n);
 	msga__repair_tick(&r, M.now + 2000, model_nak, NULL); /* (flushes) */
 	cr_assert_eq(r.free_bytes, (max_bytes / 64) * 64, "every copy freed");
 	cr_assert_eq(r.ready_bytes, 0);
-	cr_assert_gt(r.c.delivered + M.popped_n, MODEL_STREAMS * MODEL_N / 2);
+	cr_assert_gt(r.c.delivered + r.c.late + M.popped_n,
+		     MODEL_STREAMS * MODEL_N / 2);
 	free(M.evs);
 }
 
 Test(repair, model_exactly_once_in_order_roomy)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++)
-		model_run(seed, 1u << 20, 64);
+		model_run(seed, 1u << 20, 64, 0);
 	cr_expect_eq(r.c.over_memory, 0);
 }
 
@@ -815,7 +874,7 @@ Test(repair, model_exactly_once_in_order_tight)
 	uint64_t mem = 0, gaps = 0;
 
 	for (uint64_t seed = 100; seed <= 106; seed++) {
-		model_run(seed, 2048 + 64 * seed, 1 + seed % 5);
+		model_run(seed, 2048 + 64 * seed, 1 + seed % 5, 0);
 		mem += r.c.over_memory;
 		gaps += r.c.over_max_gaps;
 	}
@@ -865,4 +924,223 @@ Test(repair, model_no_loss_when_every_repair_comes)
 	cr_expect_eq(M.lost_n, 0, "nothing given up");
 	cr_expect_gt(M.held_n, 0);
 	free(M.evs);
+}
+
+Test(repair, model_out_of_order_exactly_once)
+{
+	uint64_t late = 0, lost = 0;
+
+	for (uint64_t seed = 200; seed <= 205; seed++) {
+		model_run(seed, 64, 64, 1);
+		cr_assert_eq(r.c.held, 0, "out of order holds nothing");
+		late += M.late_n;
+		lost += M.lost_n;
+	}
+	cr_expect_gt(late, 0, "some repairs came after a higher number");
+	cr_expect_gt(lost, 0, "some numbers were given up");
+}
+
+Test(repair, model_out_of_order_tight)
+{
+	uint64_t gaps = 0, refused = 0;
+
+	/* few ranges, and a caller that seldom pops */
+	model_lazy = 1;
+	for (uint64_t seed = 300; seed <= 306; seed++) {
+		model_run(seed, 64, 1 + seed % 3, 1);
+		gaps += r.c.over_max_gaps;
+		refused += r.c.refused;
+	}
+	model_lazy = 0;
+	cr_expect_gt(gaps, 0, "max_gaps was hit");
+	cr_expect_gt(refused, 0, "a full stream refused a number");
+}
+
+/*
+ * Recovery latency: the bucket rule of msga_sub_stats.recovery_hist, and
+ * what is counted: a missing number's wait, not a held copy's.
+ */
+Test(repair, hist_bucket_rule)
+{
+	cr_expect_eq(msga__repair_hist_bucket(0), 0);
+	cr_expect_eq(msga__repair_hist_bucket(999), 0, "under 1 us");
+	for (unsigned int i = 1; i < MSGA__REPAIR_HIST_BUCKETS - 1; i++) {
+		uint64_t lo = 1000ull << (i - 1), hi = 1000ull << i;
+
+		cr_expect_eq(msga__repair_hist_bucket(lo), i, "2^%u us", i - 1);
+		cr_expect_eq(msga__repair_hist_bucket(hi - 1), i,
+			     "just under 2^%u us", i);
+		cr_expect_eq(msga__repair_hist_bucket(hi), i + 1, "2^%u us", i);
+	}
+	cr_expect_eq(msga__repair_hist_bucket(1000ull << 30),
+		     MSGA__REPAIR_HIST_BUCKETS - 1, "the last takes the rest");
+	cr_expect_eq(msga__repair_hist_bucket(UINT64_MAX),
+		     MSGA__REPAIR_HIST_BUCKETS - 1);
+}
+
+static uint64_t hist_sum(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < MSGA__REPAIR_HIST_BUCKETS; i++)
+		n += r.c.hist[i];
+	return n;
+}
+
+Test(repair, latency_is_counted_for_repaired_numbers_only)
+{
+	for (uint64_t s = 1; s <= 10; s++) /* the fast path */
+		arr(0, s, s);
+	cr_assert_eq(arr(0, 13, 100000), MSGA__REPAIR_HELD); /* 11, 12 missed */
+	cr_assert_eq(arr(0, 14, 100500), MSGA__REPAIR_HELD);
+	cr_expect_eq(hist_sum(), 0, "held copies and in-order are no repair");
+	/* 12 is inside the range: its wait counts from the range's start */
+	cr_assert_eq(arr(0, 12, 103000), MSGA__REPAIR_HELD);
+	cr_expect_eq(r.c.hist[2], 1, "3 us: [2, 4) us");
+	cr_assert_eq(arr(0, 11, 150000), MSGA__REPAIR_DELIVER);
+	cr_expect_eq(r.c.hist[6], 1, "50 us: [32, 64) us");
+	cr_expect_eq(hist_sum(), 2);
+	cr_assert_eq(arr(0, 12, 200000), MSGA__REPAIR_DROP);
+	cr_expect_eq(hist_sum(), 2, "a duplicate is not a repair");
+	/* a given-up number that comes after all is no repair either */
+	arr(0, 20, 300000);
+	msga__repair_gone(&r, 0, 15, 5);
+	cr_assert_eq(arr(0, 16, 301000), MSGA__REPAIR_DROP);
+	cr_expect_eq(hist_sum(), 2);
+	/* a lost tail, shown by a heartbeat, times from the heartbeat */
+	msga__repair_sent(&r, 1, 3, 1000000);
+	cr_assert_eq(arr(1, 1, 1000000 + 5000000), MSGA__REPAIR_DELIVER);
+	cr_expect_eq(r.c.hist[13], 1, "5 ms: [4096, 8192) us");
+}
+
+/* Out of order: the same engine, nothing held (repair.h). */
+static void setup_ooo(void)
+{
+	struct msga__repair_cfg cfg = cfg_default();
+
+	cfg.max_bytes = 64; /* unused: nothing is held */
+	cfg.out_of_order = 1;
+	cr_assert_eq(msga__repair_init(&r, &cfg), 0);
+	msga__repair_start(&r, 0, 1);
+	msga__repair_start(&r, 1, 1);
+}
+
+TestSuite(repair_ooo, .init = setup_ooo, .fini = teardown);
+
+Test(repair_ooo, delivers_past_gaps_and_flags_the_repairs)
+{
+	size_t free0 = r.free_bytes;
+
+	cr_assert_eq(arr(0, 1, 0), MSGA__REPAIR_DELIVER);
+	cr_assert_eq(arr(0, 3, 0), MSGA__REPAIR_DELIVER, "past 2");
+	cr_assert_eq(arr(0, 6, 0), MSGA__REPAIR_DELIVER, "past 4, 5");
+	cr_assert_eq(arr(0, 7, 0), MSGA__REPAIR_DELIVER);
+	cr_expect_eq(msga__repair_ranges(&r, 0), 2);
+	cr_assert_eq(arr(0, 5, 2000), MSGA__REPAIR_LATE);
+	cr_assert_eq(arr(0, 2, 3000), MSGA__REPAIR_LATE);
+	cr_assert_eq(arr(0, 4, 4000), MSGA__REPAIR_LATE);
+	cr_expect_eq(msga__repair_ranges(&r, 0), 0);
+	for (uint64_t s = 1; s <= 7; s++)
+		cr_expect_eq(arr(0, s, 5000), MSGA__REPAIR_DROP, "%lu again", s);
+	expect_none(0);
+	cr_expect_eq(r.free_bytes, free0, "no copy");
+	cr_expect_eq(r.c.held, 0);
+	cr_expect_eq(r.c.late, 3);
+	cr_expect_eq(hist_sum(), 3);
+	cr_assert_eq(arr(0, 8, 6000), MSGA__REPAIR_DELIVER, "the fast path");
+}
+
+Test(repair_ooo, a_repair_with_nothing_higher_delivered_is_in_order)
+{
+	arr(0, 1, 0);
+	msga__repair_sent(&r, 0, 4, 0); /* 2..4 lost at the tail */
+	cr_expect_eq(arr(0, 3, 10), MSGA__REPAIR_DELIVER, "nothing above it");
+	cr_expect_eq(arr(0, 2, 20), MSGA__REPAIR_LATE, "3 came first");
+	cr_expect_eq(arr(0, 4, 30), MSGA__REPAIR_DELIVER);
+	cr_expect_eq(arr(0, 5, 40), MSGA__REPAIR_DELIVER);
+	cr_expect_eq(msga__repair_ranges(&r, 0), 0);
+}
+
+Test(repair_ooo, ranges_are_naked_and_given_up_on_time)
+{
+	uint64_t due;
+
+	arr(0, 1, 0);
+	arr(0, 6, 0); /* 2..5 missing */
+	due = tick(0);
+	cr_expect_eq(nnaks, 0, "not before the random delay");
+	cr_assert_leq(due, DELAY);
+	tick(DELAY);
+	cr_expect(naked(0, 2, 4));
+	cr_assert_eq(arr(0, 4, DELAY + 1), MSGA__REPAIR_LATE);
+	tick(DELAY + RETRY);
+	cr_expect_eq(nnaks, 2);
+	cr_expect(naked(0, 2, 2) && naked(0, 5, 1), "only what is missing");
+	tick(GIVE_UP);
+	cr_expect_eq(nnaks, 0);
+	expect_loss(0, 2, 2);
+	expect_loss(0, 5, 1);
+	expect_none(0);
+	cr_expect_eq(arr(0, 2, GIVE_UP + 1), MSGA__REPAIR_DROP, "given up");
+	cr_expect_eq(arr(0, 5, GIVE_UP + 1), MSGA__REPAIR_DROP);
+	cr_expect_eq(msga__repair_next_due(&r), UINT64_MAX);
+	cr_expect_eq(r.c.timed_out, 2);
+}
+
+Test(repair_ooo, a_loss_is_handed_out_before_older_ranges_are_repaired)
+{
+	arr(0, 1, 0);
+	arr(0, 10, 0); /* 2..9 */
+	cr_assert_eq(arr(0, 5, 1), MSGA__REPAIR_LATE);
+	msga__repair_gone(&r, 0, 6, 100); /* only the missing 6..9 */
+	expect_loss(0, 6, 4);
+	expect_none(0);
+	cr_expect_eq(msga__repair_ranges(&r, 0), 1, "2..4 still asked for");
+	for (uint64_t s = 2; s <= 4; s++)
+		cr_expect_eq(arr(0, s, 2), MSGA__REPAIR_LATE);
+	cr_expect_eq(arr(0, 11, 3), MSGA__REPAIR_DELIVER);
+	expect_none(0);
+}
+
+Test(repair_ooo, over_max_gaps_the_oldest_missing_is_lost)
+{
+	uint64_t s = 1;
+
+	arr(0, s, 0);
+	for (unsigned int i = 0; i < 8; i++) { /* max_gaps ranges of one */
+		s += 2;
+		arr(0, s, i);
+	}
+	cr_expect_eq(msga__repair_ranges(&r, 0), 8);
+	s += 2;
+	cr_assert_eq(arr(0, s, 100), MSGA__REPAIR_DELIVER);
+	expect_loss(0, 2, 1);
+	expect_none(0);
+	cr_expect_eq(r.c.over_max_gaps, 1);
+	cr_expect_eq(arr(0, 4, 101), MSGA__REPAIR_LATE, "the others wait");
+}
+
+Test(repair_ooo, without_pops_a_full_stream_refuses_then_recovers)
+{
+	uint64_t s = 1, refused;
+	struct msga__repair_item it;
+	uint64_t lost = 0;
+
+	arr(0, s, 0);
+	/* a caller that never pops: given-up ranges pile up to the room */
+	while (!r.c.refused) {
+		s += 2;
+		arr(0, s, s);
+		cr_assert_lt(s, 1000, "never full");
+	}
+	refused = s; /* neither delivered nor in a range */
+	cr_expect_eq(msga__repair_ranges(&r, 0), 2 * 8 + 2);
+	while (msga__repair_pop(&r, 0, &it))
+		lost += it.count;
+	cr_expect_eq(lost, 2 * 8 + 2 - 8, "beside the 8 missing, each once");
+	/* the refused number is in the next range: asked for, repaired */
+	cr_assert_eq(arr(0, s + 1, s + 1), MSGA__REPAIR_DELIVER);
+	tick(s + 1 + DELAY);
+	cr_expect(naked(0, refused - 1, 2), "the missing and the refused");
+	cr_expect_eq(arr(0, refused, s + 2), MSGA__REPAIR_LATE);
 }

@@ -291,6 +291,60 @@ static void text_stream(double t, const struct msga_stream_stats *s)
 	       s->reasm_drops, "-", "-", "-", "-", "-");
 }
 
+/*
+ * The bucket of recovery_hist (msga_sub_stats(3)) that holds the pct-th
+ * percentile of the repairs' latencies, or -1 when there were none.
+ */
+static int hist_quantile(const struct msga_sub_stats *s, unsigned int pct)
+{
+	uint64_t n = 0, seen = 0, rank;
+
+	for (int i = 0; i < MSGA_RECOVERY_HIST_BUCKETS; i++)
+		n += s->recovery_hist[i];
+	if (!n)
+		return -1;
+	rank = (n * pct + 99) / 100; /* the rank-th smallest, from 1 */
+	for (int i = 0; i < MSGA_RECOVERY_HIST_BUCKETS - 1; i++) {
+		seen += s->recovery_hist[i];
+		if (seen >= rank)
+			return i;
+	}
+	return MSGA_RECOVERY_HIST_BUCKETS - 1;
+}
+
+/*
+ * A bucket's upper bound in microseconds: its repairs took less (and at
+ * least half of it). The last bucket has none; it reads as the bound it
+ * would have (msga_stat(1)).
+ */
+static uint64_t bucket_bound_us(int i)
+{
+	return 1ull << i;
+}
+
+/* "< 64 us", or for the last bucket ">= 4194304 us" (its lower bound). */
+static const char *text_bound(char *buf, size_t cap, int i)
+{
+	int last = MSGA_RECOVERY_HIST_BUCKETS - 1;
+
+	snprintf(buf, cap, "%s %" PRIu64 " us", i == last ? ">=" : "<",
+		 bucket_bound_us(i == last ? last - 1 : i));
+	return buf;
+}
+
+/* "recovery: ..." under the totals, when something was repaired. */
+static void text_recovery(double t, const struct msga_sub_stats *s)
+{
+	int p50 = hist_quantile(s, 50), p99 = hist_quantile(s, 99);
+	char b50[32], b99[32];
+
+	if (p50 < 0)
+		return;
+	printf("%8.2f recovery: %" PRIu64 " repaired, latency p50 %s, p99 %s\n",
+	       t, s->recovered, text_bound(b50, sizeof(b50), p50),
+	       text_bound(b99, sizeof(b99), p99));
+}
+
 static void text_total(double t, const struct msga_sub_stats *s, double rate)
 {
 	printf("%8.2f %4s %-20s %-16s %10s %10s %10" PRIu64 " %12" PRIu64
@@ -299,6 +353,16 @@ static void text_total(double t, const struct msga_sub_stats *s, double rate)
 	       " %10.0f\n", t, "-", "total", "-", "-", "-", s->msgs, s->bytes,
 	       s->gaps, s->missing, s->dups, s->late, s->reasm_drops,
 	       s->foreign, s->filtered, s->local, s->overflow, rate);
+	text_recovery(t, s);
+}
+
+/* A quantile's bucket bound for JSON: null when nothing was repaired. */
+static const char *json_bound(char *buf, size_t cap, int bucket)
+{
+	if (bucket < 0)
+		return "null";
+	snprintf(buf, cap, "%" PRIu64, bucket_bound_us(bucket));
+	return buf;
 }
 
 /*
@@ -326,6 +390,8 @@ static void json_stream(double t, const struct msga_stream_stats *s,
 static void json_total(double t, const struct msga_sub_stats *s, double rate,
 		       int up, int final)
 {
+	char b50[24], b99[24];
+
 	printf("{\"type\":\"total\",\"time_s\":%.3f,\"streams\":%" PRIu32
 	       ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"gaps\":%" PRIu64
 	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%" PRIu64
@@ -334,12 +400,15 @@ static void json_total(double t, const struct msga_sub_stats *s, double rate,
 	       ",\"overflow\":%" PRIu64 ",\"heartbeats\":%" PRIu64
 	       ",\"streams_ended\":%" PRIu64 ",\"streams_silent\":%" PRIu64
 	       ",\"recovered\":%" PRIu64 ",\"unrecoverable\":%" PRIu64
-	       ",\"naks\":%" PRIu64
+	       ",\"naks\":%" PRIu64 ",\"recovery_p50_us\":%s,\"recovery_p99_us\":%s"
 	       ",\"msgs_per_s\":%.1f,\"memberships_up\":%d,\"final\":%s}\n",
 	       t, s->streams, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
 	       s->late, s->reasm_drops, s->foreign, s->filtered, s->local,
 	       s->overflow, s->heartbeats, s->ended, s->silent, s->recovered,
-	       s->unrecoverable, s->naks, rate, up, final ? "true" : "false");
+	       s->unrecoverable, s->naks,
+	       json_bound(b50, sizeof(b50), hist_quantile(s, 50)),
+	       json_bound(b99, sizeof(b99), hist_quantile(s, 99)), rate, up,
+	       final ? "true" : "false");
 }
 
 static int members_in(const struct opts *o, enum member_state st)

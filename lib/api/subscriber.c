@@ -64,9 +64,17 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_STOP_ON_GAP |
 					MSGA_SUB_NO_RING |
 					MSGA_SUB_NO_RECOVERY |
-					MSGA_SUB_AB_LINES | MSGA_SUB_REPAIR_BY_NAK)) ||
+					MSGA_SUB_AB_LINES |
+					MSGA_SUB_REPAIR_BY_NAK |
+					MSGA_SUB_OUT_OF_ORDER)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
+	/* out of order is a way to deliver repairs: with none, it means nothing */
+	if ((attr->flags & MSGA_SUB_OUT_OF_ORDER) &&
+	    (attr->flags & MSGA_SUB_NO_RECOVERY))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "MSGA_SUB_OUT_OF_ORDER needs recovery, "
+				      "not MSGA_SUB_NO_RECOVERY");
 	ret = recovery_limits(ctx, attr, &ms, &bytes);
 	if (ret)
 		return ret;

@@ -163,14 +163,16 @@ int msga__repair_init(struct msga__repair *r, const struct msga__repair_cfg *cfg
 	memset(r, 0, sizeof(*r));
 	if (!cfg->max_streams || !cfg->max_gaps || !cfg->give_up_ns ||
 	    !cfg->nak_retry_ns || cfg->max_bytes < 64 ||
-	    cfg->max_bytes / 64 > MAX_UNITS)
+	    cfg->max_bytes / 64 > MAX_UNITS || cfg->max_gaps > UINT32_MAX / 4)
 		return -EINVAL;
 	r->cfg = *cfg;
+	/* out of order, given-up ranges wait beside the missing (repair.h) */
+	r->gap_cap = cfg->out_of_order ? 2 * cfg->max_gaps + 2 : cfg->max_gaps;
 	units = cfg->max_bytes >> UNIT_SHIFT;
 	r->nunits = (uint32_t)units;
 	r->rng = cfg->seed;
 	r->streams = calloc(cfg->max_streams, sizeof(*r->streams));
-	r->gap_mem = calloc((size_t)cfg->max_streams * cfg->max_gaps,
+	r->gap_mem = calloc((size_t)cfg->max_streams * r->gap_cap,
 			    sizeof(*r->gap_mem));
 	r->map = calloc(units, 1);
 	r->arena = malloc(units << UNIT_SHIFT);
@@ -179,7 +181,7 @@ int msga__repair_init(struct msga__repair *r, const struct msga__repair_cfg *cfg
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < cfg->max_streams; i++)
-		r->streams[i].gaps = r->gap_mem + (size_t)i * cfg->max_gaps;
+		r->streams[i].gaps = r->gap_mem + (size_t)i * r->gap_cap;
 	/*
 	 * Touch the pool now, not on the delivery path: a copy held there
 	 * would otherwise pay a page fault for each new page it lands in.
@@ -305,6 +307,7 @@ static void absorb(struct msga__repair *r, struct msga__repair_stream *s)
 	uint64_t first = s->has_lost ? s->lost_first : g.first;
 
 	gap_remove(s, 0);
+	s->ngone--;
 	if (g.succ && held_at(r, g.succ)->seq - 1 == g.last) {
 		held_at(r, g.succ)->lost_before += g.last - first + 1;
 		s->has_lost = 0;
@@ -321,6 +324,13 @@ static void absorb(struct msga__repair *r, struct msga__repair_stream *s)
  */
 static void settle(struct msga__repair *r, struct msga__repair_stream *s)
 {
+	if (r->cfg.out_of_order) {
+		/* nothing held: the front is the first range, gone or not */
+		s->out = s->ngaps ? s->gaps[0].first - 1 : s->last;
+		s->has_lost = s->ngone != 0;
+		update_lists(r, s);
+		return;
+	}
 	while (s->ngaps && s->gaps[0].gone)
 		absorb(r, s);
 	while (s->unready && (!s->ngaps ||
@@ -337,7 +347,7 @@ static void settle(struct msga__repair *r, struct msga__repair_stream *s)
 /*
  * Give up range i: it merges with given-up neighbours (one LOSS item, one
  * slot). Returns where it is now; 0 when it was the front, which settled
- * (it went to the ready part, and the ranges moved down).
+ * (in order, it went to the ready part, and the ranges moved down).
  */
 static uint32_t give_up(struct msga__repair *r, struct msga__repair_stream *s,
 			uint32_t i)
@@ -345,28 +355,79 @@ static uint32_t give_up(struct msga__repair *r, struct msga__repair_stream *s,
 	struct msga__repair_gap *g = s->gaps;
 
 	g[i].gone = 1;
+	s->ngone++;
 	if (i + 1 < s->ngaps && g[i + 1].gone &&
 	    g[i].last + 1 == g[i + 1].first) {
 		g[i].last = g[i + 1].last;
 		g[i].succ = g[i + 1].succ;
 		gap_remove(s, i + 1);
+		s->ngone--;
 	}
 	if (i > 0 && g[i - 1].gone && g[i - 1].last + 1 == g[i].first) {
 		g[i - 1].last = g[i].last;
 		g[i - 1].succ = g[i].succ;
 		gap_remove(s, i);
+		s->ngone--;
 		i--;
 	}
-	if (!i)
-		settle(r, s);
+	if (!i || r->cfg.out_of_order)
+		settle(r, s); /* (in order, absorb takes them out of ngone) */
 	return i;
 }
 
-/* The stream's oldest range (always missing, never gone) is given up. */
+/*
+ * The stream's oldest range still missing is given up: in order, always
+ * gaps[0]; out of order, given-up ones may wait before it to be popped.
+ */
 static void give_up_first(struct msga__repair *r,
 			  struct msga__repair_stream *s)
 {
-	give_up(r, s, 0);
+	uint32_t i = 0;
+
+	while (i < s->ngaps && s->gaps[i].gone)
+		i++;
+	if (i < s->ngaps)
+		give_up(r, s, i);
+}
+
+/*
+ * Whether stream s may have need more ranges still missing (max_gaps; in
+ * order, the given-up ones count too), and has the slots for them.
+ */
+static int missing_room(const struct msga__repair *r,
+			const struct msga__repair_stream *s, uint32_t need)
+{
+	uint32_t n = r->cfg.out_of_order ? s->ngaps - s->ngone : s->ngaps;
+
+	return n + need <= r->cfg.max_gaps;
+}
+
+static int slot_room(const struct msga__repair *r,
+		     const struct msga__repair_stream *s, uint32_t need)
+{
+	return s->ngaps + need <= r->gap_cap;
+}
+
+unsigned int msga__repair_hist_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned int i = 0;
+
+	/* i = bit length of us: us < 2^i and, from 1 up, us >= 2^(i-1) */
+	while (us && i < MSGA__REPAIR_HIST_BUCKETS - 1) {
+		us >>= 1;
+		i++;
+	}
+	return i;
+}
+
+/* A number missing since opened_ns arrived at now_ns and was taken. */
+static void count_repair(struct msga__repair *r, uint64_t opened_ns,
+			 uint64_t now_ns)
+{
+	uint64_t took = now_ns > opened_ns ? now_ns - opened_ns : 0;
+
+	r->c.hist[msga__repair_hist_bucket(took)]++;
 }
 
 /*
@@ -401,15 +462,21 @@ static uint32_t hold_alloc(struct msga__repair *r, uint32_t len)
 	return 0;
 }
 
-/* Numbers first..last, past the highest accounted for, are missing. */
-static void open_gap(struct msga__repair *r, struct msga__repair_stream *s,
-		     uint64_t first, uint64_t last, uint64_t now_ns)
+/*
+ * Numbers first..last, past the highest accounted for, are missing: 0, or
+ * -1 when out of order the given-up ranges not yet popped leave no slot.
+ */
+static int open_gap(struct msga__repair *r, struct msga__repair_stream *s,
+		    uint64_t first, uint64_t last, uint64_t now_ns)
 {
 	struct msga__repair_gap g = { .first = first, .last = last,
 				      .opened_ns = now_ns };
 	uint64_t d = r->cfg.nak_delay_ns;
 
-	while (s->ngaps >= r->cfg.max_gaps) {
+	/* (out of order, giving up frees no slot: none would be wasted) */
+	if (r->cfg.out_of_order && !slot_room(r, s, 1))
+		return -1;
+	while (!missing_room(r, s, 1)) {
 		give_up_first(r, s);
 		r->c.over_max_gaps++;
 	}
@@ -418,6 +485,7 @@ static void open_gap(struct msga__repair *r, struct msga__repair_stream *s,
 	s->last = last;
 	r->c.gaps++;
 	settle(r, s);
+	return 0;
 }
 
 static void store(struct msga__repair *r, uint32_t pos, uint64_t seq,
@@ -499,11 +567,38 @@ static enum msga__repair_verdict arrive_new(struct msga__repair *r,
 	return MSGA__REPAIR_HELD;
 }
 
+/*
+ * Missing seq arrived: it leaves range i (which it splits when inside:
+ * the part before it then precedes copy pos, the part after keeps the
+ * range's successor).
+ */
+static void cut_out(struct msga__repair_stream *s, uint32_t i, uint64_t seq,
+		    uint32_t pos)
+{
+	struct msga__repair_gap *g = &s->gaps[i];
+
+	if (seq == g->first && seq == g->last) {
+		gap_remove(s, i);
+	} else if (seq == g->first) {
+		g->first++;
+	} else if (seq == g->last) {
+		g->last--;
+		g->succ = pos;
+	} else {
+		struct msga__repair_gap right = *g;
+
+		right.first = seq + 1;
+		g->last = seq - 1;
+		g->succ = pos;
+		gap_insert(s, i + 1, &right);
+	}
+}
+
 /* seq is within what is accounted for: it may fill a missing number. */
 static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 					     struct msga__repair_stream *s,
 					     uint64_t seq, const void *data,
-					     uint32_t len)
+					     uint32_t len, uint64_t now_ns)
 {
 	int64_t i = gap_find(s, seq);
 	struct msga__repair_gap *g;
@@ -512,11 +607,9 @@ static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 	if (i < 0 || s->gaps[i].gone)
 		goto drop; /* held already, or given up */
 	if (seq == s->out + 1) { /* the front of gaps[0]: in place */
+		count_repair(r, s->gaps[0].opened_ns, now_ns);
 		s->out = seq;
-		if (seq == s->gaps[0].last)
-			gap_remove(s, 0);
-		else
-			s->gaps[0].first++;
+		cut_out(s, 0, seq, 0);
 		settle(r, s);
 		r->c.delivered++;
 		return MSGA__REPAIR_DELIVER;
@@ -541,22 +634,9 @@ static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 		r->c.over_max_gaps++;
 	}
 	store(r, pos, seq, data, len);
+	count_repair(r, g->opened_ns, now_ns);
 	old = g->succ;
-	if (seq == g->first && seq == g->last) {
-		gap_remove(s, (uint32_t)i);
-	} else if (seq == g->first) {
-		g->first++;
-	} else if (seq == g->last) {
-		g->last--;
-		g->succ = pos;
-	} else { /* the part after seq keeps the old successor */
-		struct msga__repair_gap right = *g;
-
-		right.first = seq + 1;
-		g->last = seq - 1;
-		g->succ = pos;
-		gap_insert(s, (uint32_t)i + 1, &right);
-	}
+	cut_out(s, (uint32_t)i, seq, pos);
 	/* ranges before it with no copy between now precede this copy */
 	for (int64_t j = i; j-- && s->gaps[j].succ == old;)
 		s->gaps[j].succ = pos;
@@ -567,6 +647,63 @@ static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 drop:
 	r->c.dropped++;
 	return MSGA__REPAIR_DROP;
+}
+
+/*
+ * Out of order, seq is above the highest accounted for: delivered now,
+ * the numbers between it and that missing. (s->top stays behind the hot
+ * path's deliveries, which is enough: they all precede the next range.)
+ */
+static enum msga__repair_verdict ooo_new(struct msga__repair *r,
+					 struct msga__repair_stream *s,
+					 uint64_t seq, uint64_t now_ns)
+{
+	if (seq > s->last + 1 &&
+	    open_gap(r, s, s->last + 1, seq - 1, now_ns)) {
+		r->c.refused++; /* as if lost: the next range takes it in */
+		r->c.dropped++;
+		return MSGA__REPAIR_DROP;
+	}
+	s->last = s->top = seq;
+	r->c.delivered++;
+	return MSGA__REPAIR_DELIVER;
+}
+
+/* Out of order, seq is within what is accounted for: delivered if missing. */
+static enum msga__repair_verdict ooo_fill(struct msga__repair *r,
+					  struct msga__repair_stream *s,
+					  uint64_t seq, uint64_t now_ns)
+{
+	int64_t i;
+
+	for (;;) { /* splitting a range needs a slot, as in arrive_fill */
+		i = gap_find(s, seq);
+		if (i < 0 || s->gaps[i].gone) {
+			r->c.dropped++;
+			return MSGA__REPAIR_DROP;
+		}
+		if (seq == s->gaps[i].first || seq == s->gaps[i].last)
+			break;
+		if (!slot_room(r, s, 1)) { /* given-up ranges not popped */
+			r->c.refused++; /* it stays missing */
+			r->c.dropped++;
+			return MSGA__REPAIR_DROP;
+		}
+		if (missing_room(r, s, 1))
+			break;
+		give_up_first(r, s);
+		r->c.over_max_gaps++;
+	}
+	count_repair(r, s->gaps[i].opened_ns, now_ns);
+	cut_out(s, (uint32_t)i, seq, 0);
+	settle(r, s);
+	if (seq < s->top) {
+		r->c.late++;
+		return MSGA__REPAIR_LATE;
+	}
+	s->top = seq; /* (a tail a heartbeat showed: no higher one came) */
+	r->c.delivered++;
+	return MSGA__REPAIR_DELIVER;
 }
 
 enum msga__repair_verdict msga__repair_arrive(struct msga__repair *r, uint32_t idx,
@@ -586,9 +723,12 @@ enum msga__repair_verdict msga__repair_arrive(struct msga__repair *r, uint32_t i
 		r->c.delivered++;
 		return MSGA__REPAIR_DELIVER;
 	}
+	if (r->cfg.out_of_order)
+		return seq > s->last ? ooo_new(r, s, seq, now_ns) :
+				       ooo_fill(r, s, seq, now_ns);
 	if (seq > s->last)
 		return arrive_new(r, s, seq, data, len, now_ns);
-	return arrive_fill(r, s, seq, data, len);
+	return arrive_fill(r, s, seq, data, len, now_ns);
 }
 
 void msga__repair_sent(struct msga__repair *r, uint32_t idx, uint64_t last,
@@ -598,8 +738,8 @@ void msga__repair_sent(struct msga__repair *r, uint32_t idx, uint64_t last,
 
 	flush(r);
 	s = stream_of(r, idx);
-	if (s && last > s->last)
-		open_gap(r, s, s->last + 1, last, now_ns);
+	if (s && last > s->last) /* (no slot: the next heartbeat says it) */
+		(void)open_gap(r, s, s->last + 1, last, now_ns);
 }
 
 void msga__repair_gone(struct msga__repair *r, uint32_t idx, uint64_t seq,
@@ -634,7 +774,10 @@ void msga__repair_gone(struct msga__repair *r, uint32_t idx, uint64_t seq,
 		lo = g->first > a ? g->first : a;
 		hi = g->last < b ? g->last : b;
 		need = (g->first < lo) + (g->last > hi);
-		if (s->ngaps + need > r->cfg.max_gaps) {
+		if (r->cfg.out_of_order && !slot_room(r, s, need)) {
+			lo = g->first; /* not popped, no slot: all of it goes */
+			hi = g->last;
+		} else if (!missing_room(r, s, need)) {
 			give_up_first(r, s);
 			r->c.over_max_gaps++;
 			continue;
@@ -655,10 +798,31 @@ void msga__repair_gone(struct msga__repair *r, uint32_t idx, uint64_t seq,
 		}
 		give_up(r, s, i);
 		r->c.gone++;
-		if (hi == b)
+		if (hi >= b)
 			break;
 		a = hi + 1;
 	}
+}
+
+/* Out of order: the lowest range given up is the next LOSS item. */
+static int ooo_pop(struct msga__repair *r, struct msga__repair_stream *s,
+		   struct msga__repair_item *it)
+{
+	uint32_t i = 0;
+
+	if (!s->ngone)
+		return 0;
+	while (!s->gaps[i].gone)
+		i++;
+	*it = (struct msga__repair_item){
+		.loss = 1, .seq = s->gaps[i].first,
+		.count = s->gaps[i].last - s->gaps[i].first + 1 };
+	gap_remove(s, i);
+	s->ngone--;
+	r->c.loss_items++;
+	r->c.lost += it->count;
+	settle(r, s);
+	return 1;
 }
 
 int msga__repair_pop(struct msga__repair *r, uint32_t idx,
@@ -670,6 +834,8 @@ int msga__repair_pop(struct msga__repair *r, uint32_t idx,
 	s = stream_of(r, idx);
 	if (!s)
 		return 0;
+	if (r->cfg.out_of_order)
+		return ooo_pop(r, s, it);
 	if (s->head && s->head != s->unready) {
 		uint32_t pos = s->head;
 		struct msga__repair_held *h = held_at(r, pos);
@@ -792,7 +958,7 @@ void msga__repair_start(struct msga__repair *r, uint32_t idx, uint64_t next_seq)
 		return;
 	msga__repair_forget(r, idx);
 	s = &r->streams[idx];
-	s->out = s->last = next_seq ? next_seq - 1 : 0;
+	s->out = s->last = s->top = next_seq ? next_seq - 1 : 0;
 	s->active = 1;
 }
 
@@ -812,7 +978,7 @@ void msga__repair_forget(struct msga__repair *r, uint32_t idx)
 	r->ready_bytes -= s->ready_bytes;
 	s->ready_bytes = 0;
 	s->head = s->tail = s->unready = 0;
-	s->ngaps = 0;
+	s->ngaps = s->ngone = 0;
 	s->has_lost = 0;
 	update_lists(r, s);
 	s->active = 0;

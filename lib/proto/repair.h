@@ -62,6 +62,25 @@
  * its stream is a few compares, and touches no allocator and no list.
  * The caller pops the streams with something to hand out
  * (msga__repair_next_ready) after arrive, sent, gone and tick.
+ *
+ * Out of order (cfg.out_of_order, every stream of the instance): nothing
+ * is held. Every number is DELIVERed when it arrives, past ranges still
+ * missing; a missing number that arrives later is LATE when a higher one
+ * was delivered before it (DELIVER otherwise). Ranges are opened, NAKed
+ * and given up as above, and a given-up range is a LOSS item to pop at
+ * once, not after the numbers before it: each number still comes out
+ * exactly once, as a message or inside one LOSS item, but not in order.
+ * The pool is unused (max_bytes may be 64). A given-up range waits in its
+ * stream's ranges until popped, beside at most max_gaps missing ones (a
+ * stream has room for 2 * max_gaps + 2, so a caller that pops after each
+ * call never runs out); when the caller has not popped and the room is
+ * full, a number that would need a new range is refused (DROP, left
+ * unaccounted for, so the next range opened takes it in and NAKs it).
+ *
+ * Recovery latency: each missing number that arrives and is accepted
+ * (DELIVER, HELD or LATE) counts, in c.hist, the time from when it was
+ * first missed (its range's opened_ns) to now, in buckets of powers of
+ * two microseconds (msga__repair_hist_bucket).
  */
 #ifndef MSGA_REPAIR_H
 #define MSGA_REPAIR_H
@@ -79,6 +98,7 @@ struct msga__repair_cfg {
 	uint64_t nak_delay_ns;     /* first NAK: random in [0, nak_delay_ns] */
 	uint64_t nak_retry_ns;     /* then again every nak_retry_ns */
 	uint32_t seed;             /* for the random delays */
+	int out_of_order;          /* deliver past gaps, hold nothing (above) */
 };
 
 /* A stream's range of numbers missing or given up, first..last. */
@@ -111,14 +131,21 @@ struct msga__repair_stream {
 	uint32_t head, tail;       /* held copies, in seq order: pool pos */
 	uint32_t unready;          /* first copy behind a missing range, 0 none */
 	uint32_t ngaps;            /* gaps[0, ngaps), in seq order */
-	struct msga__repair_gap *gaps; /* max_gaps; gaps[0] is never gone */
+	/* max_gaps; gaps[0] is never gone, but out of order: gap_cap */
+	struct msga__repair_gap *gaps;
+	uint32_t ngone;            /* out of order: gone ranges, to pop */
+	uint64_t top;              /* out of order: highest DELIVERed past a range */
 	struct msga__idx_link gapped_link; /* on r->gapped while ngaps */
 	struct msga__idx_link ready_link;  /* on r->ready while poppable */
 	uint8_t active, on_gapped, on_ready, has_lost;
 };
 
+/* Recovery latency buckets: msga__repair_hist_bucket. */
+#define MSGA__REPAIR_HIST_BUCKETS 24
+
 struct msga__repair_counters {
 	uint64_t delivered;        /* DELIVER verdicts */
+	uint64_t late;             /* LATE verdicts (out of order) */
 	uint64_t held;             /* HELD verdicts */
 	uint64_t dropped;          /* DROP verdicts (refused included) */
 	uint64_t refused;          /* copies that found no room: left missing */
@@ -129,6 +156,8 @@ struct msga__repair_counters {
 	uint64_t naks;             /* NAK calls */
 	/* ranges given up, by cause */
 	uint64_t gone, timed_out, over_max_gaps, over_memory;
+	/* missing numbers accepted, by how long they were missing */
+	uint64_t hist[MSGA__REPAIR_HIST_BUCKETS];
 };
 
 #define MSGA__REPAIR_ORDERS 32 /* pool blocks of 64 << 0..31 bytes */
@@ -142,6 +171,7 @@ struct msga__repair {
 	uint8_t *map;              /* per 64-byte unit: a block's order, state */
 	uint32_t nunits;
 	uint32_t max_order;
+	uint32_t gap_cap;          /* ranges a stream has room for */
 	uint32_t free_head[MSGA__REPAIR_ORDERS];
 	size_t free_bytes;
 	uint64_t ready_bytes;      /* all streams' */
@@ -174,6 +204,9 @@ enum msga__repair_verdict {
 	MSGA__REPAIR_DROP,      /* delivered already, held already, given up on,
 				 * no room (its number is NAKed again), 0, or a
 				 * stream not started: drop */
+	MSGA__REPAIR_LATE,      /* out of order only: a missing number, after a
+				 * higher one: deliver it now, in place, flagged;
+				 * then drain */
 };
 
 /*
@@ -223,6 +256,12 @@ uint64_t msga__repair_next_due(const struct msga__repair *r);
 
 /* The pool block a copy of len bytes takes (0: bigger than any block). */
 size_t msga__repair_copy_size(const struct msga__repair *r, uint32_t len);
+/*
+ * The recovery latency bucket of a repair that took ns: i such that it
+ * took less than 2^i microseconds and at least 2^(i-1) (0: under 1 us),
+ * the last bucket taking everything longer.
+ */
+unsigned int msga__repair_hist_bucket(uint64_t ns);
 /* Ranges of stream idx now, missing or given up but not yet handed out. */
 uint32_t msga__repair_ranges(const struct msga__repair *r, uint32_t idx);
 

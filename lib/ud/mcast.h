@@ -353,7 +353,7 @@ uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns);
 uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns);
 void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 		     struct msga__rxslot *slot, uint64_t seq, const void *data,
-		     uint32_t len, uint64_t now_ns);
+		     uint32_t len, uint32_t flags, uint64_t now_ns);
 void msga__msub_stream_event(struct msga__udep *ep,
 			     const struct msga__ustream *s,
 			     enum msga_event_type type, uint64_t seq,

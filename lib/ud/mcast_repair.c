@@ -31,11 +31,14 @@ int msga__mrep_init(struct msga_sub *sub)
 		.nak_delay_ns = MSGA__UD_NAK_DELAY_NS,
 		.nak_retry_ns = MSGA__UD_NAK_RETRY_NS,
 		.seed = (uint32_t)msga__now_ns() ^ (uint32_t)(uintptr_t)sub,
+		.out_of_order = (sub->flags & MSGA_SUB_OUT_OF_ORDER) != 0,
 	};
 	int ret;
 
 	if (sub->repair_on)
 		return 0;
+	if (cfg.out_of_order)
+		cfg.max_bytes = 64; /* nothing is held: no pool (repair.h) */
 	sub->nakdst = calloc(MSGA__UD_NAKDST_MAX, sizeof(*sub->nakdst));
 	if (!sub->nakdst)
 		return -ENOMEM;
@@ -227,7 +230,7 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 	       msga__repair_pop(&sub->repair, idx, &it)) {
 		if (!it.loss) {
 			s->seq.c.delivered++;
-			msga__msub_hand(ep, s, NULL, it.seq, it.data, it.len,
+			msga__msub_hand(ep, s, NULL, it.seq, it.data, it.len, 0,
 					now_ns);
 			continue;
 		}
@@ -246,7 +249,9 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 
 /*
  * A message of a repaired stream: the next is delivered in place, a later
- * one held back, one already delivered or given up dropped.
+ * one held back, one already delivered or given up dropped. With
+ * MSGA_SUB_OUT_OF_ORDER nothing is held: each is delivered in place as it
+ * comes, a repaired one after a higher number flagged (LATE).
  */
 void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 			struct msga__rxslot *slot,
@@ -271,9 +276,14 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 		s->recovered++;
 		sub->st.recovered++;
 	}
-	if (v == MSGA__REPAIR_DELIVER) {
+	if (v == MSGA__REPAIR_LATE) {
 		s->seq.c.delivered++;
-		msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
+		sub->st.out_of_order++;
+		msga__msub_hand(ep, s, slot, h->seq, data, len,
+				MSGA_MSG_OUT_OF_ORDER, now_ns);
+	} else if (v == MSGA__REPAIR_DELIVER) {
+		s->seq.c.delivered++;
+		msga__msub_hand(ep, s, slot, h->seq, data, len, 0, now_ns);
 	}
 	drain(ep, s, now_ns);
 }

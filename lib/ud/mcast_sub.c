@@ -186,18 +186,19 @@ void msga__msub_stop(struct msga__udep *ep, int status)
 /*
  * Message seq of stream s to the user's callback: in place from the
  * receive ring (slot, which msga_msg_hold() may keep), or from memory of
- * ours (slot NULL: reassembled, or held back for order).
+ * ours (slot NULL: reassembled, or held back for order); flags are
+ * msg->flags (MSGA_MSG_OUT_OF_ORDER: mcast_repair.c).
  */
 void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 		     struct msga__rxslot *slot, uint64_t seq, const void *data,
-		     uint32_t len, uint64_t now_ns)
+		     uint32_t len, uint32_t flags, uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_msg msg = {
 		.data = data, .len = len, .topic = s->topic,
 		.topic_id = msga__ustreams_pos(&sub->streams, s),
 		.conn_id = s->conn_id, .seq = seq, .rx_time_ns = now_ns,
-		.priv_ = slot, .origin = s->origin,
+		.priv_ = slot, .origin = s->origin, .flags = flags,
 	};
 
 	/* (the stream's membership: with A/B lines, not the line's) */
@@ -249,7 +250,7 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 	ep->line_first++;
 	if (ep->dead)
 		return;
-	msga__msub_hand(ep, s, slot, h->seq, data, len, now_ns);
+	msga__msub_hand(ep, s, slot, h->seq, data, len, 0, now_ns);
 }
 
 static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
@@ -606,6 +607,9 @@ void msga__msub_fini(struct msga_sub *sub)
  * header passes a smaller size (at least the 0.2 one) and gets that much.
  */
 #define SUB_STATS_MIN (offsetof(struct msga_sub_stats, overflow) + 8)
+/* recovery_hist is repair.h's histogram, bucket for bucket */
+_Static_assert(MSGA__REPAIR_HIST_BUCKETS == MSGA_RECOVERY_HIST_BUCKETS,
+	       "one recovery latency histogram");
 #define STREAM_STATS_MIN (offsetof(struct msga_stream_stats, reasm_drops) + 8)
 
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,
@@ -619,6 +623,9 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	size = out->size < sizeof(all) ? out->size : (uint32_t)sizeof(all);
 	*st = sub->st;
 	st->size = size;
+	if (sub->repair_on)
+		memcpy(st->recovery_hist, sub->repair.c.hist,
+		       sizeof(st->recovery_hist));
 	st->streams = sub->streams.top;
 	st->evicted = sub->streams.evicted;
 	st->msgs = sub->streams.gone.msgs;
