@@ -340,8 +340,10 @@ static void text_recovery(double t, const struct msga_sub_stats *s)
 
 	if (p50 < 0)
 		return;
-	printf("%8.2f recovery: %" PRIu64 " repaired, latency p50 %s, p99 %s\n",
-	       t, s->recovered, text_bound(b50, sizeof(b50), p50),
+	printf("%8.2f recovery: %" PRIu64 " repaired (%" PRIu64 " READs, %"
+	       PRIu64 " NAKs, %" PRIu64 " READ fallbacks), latency p50 %s, "
+	       "p99 %s\n", t, s->recovered, s->reads, s->naks,
+	       s->read_fallbacks, text_bound(b50, sizeof(b50), p50),
 	       text_bound(b99, sizeof(b99), p99));
 }
 
@@ -380,11 +382,12 @@ static void json_stream(double t, const struct msga_stream_stats *s,
 	       ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"gaps\":%" PRIu64
 	       ",\"missing\":%" PRIu64 ",\"dups\":%" PRIu64 ",\"late\":%"
 	       PRIu64 ",\"reasm_drops\":%" PRIu64 ",\"recovered\":%" PRIu64
-	       ",\"unrecoverable\":%" PRIu64 ",\"naks\":%" PRIu64 "}\n", t,
+	       ",\"unrecoverable\":%" PRIu64 ",\"naks\":%" PRIu64
+	       ",\"reads\":%" PRIu64 "}\n", t,
 	       s->conn_id, m ? m->uri : "", s->topic, s->origin, s->first_seq,
 	       s->last_seq, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
 	       s->late, s->reasm_drops, s->recovered, s->unrecoverable,
-	       s->naks);
+	       s->naks, s->reads);
 }
 
 static void json_total(double t, const struct msga_sub_stats *s, double rate,
@@ -400,12 +403,14 @@ static void json_total(double t, const struct msga_sub_stats *s, double rate,
 	       ",\"overflow\":%" PRIu64 ",\"heartbeats\":%" PRIu64
 	       ",\"streams_ended\":%" PRIu64 ",\"streams_silent\":%" PRIu64
 	       ",\"recovered\":%" PRIu64 ",\"unrecoverable\":%" PRIu64
-	       ",\"naks\":%" PRIu64 ",\"recovery_p50_us\":%s,\"recovery_p99_us\":%s"
+	       ",\"naks\":%" PRIu64 ",\"reads\":%" PRIu64
+	       ",\"read_fallbacks\":%" PRIu64
+	       ",\"recovery_p50_us\":%s,\"recovery_p99_us\":%s"
 	       ",\"msgs_per_s\":%.1f,\"memberships_up\":%d,\"final\":%s}\n",
 	       t, s->streams, s->msgs, s->bytes, s->gaps, s->missing, s->dups,
 	       s->late, s->reasm_drops, s->foreign, s->filtered, s->local,
 	       s->overflow, s->heartbeats, s->ended, s->silent, s->recovered,
-	       s->unrecoverable, s->naks,
+	       s->unrecoverable, s->naks, s->reads, s->read_fallbacks,
 	       json_bound(b50, sizeof(b50), hist_quantile(s, 50)),
 	       json_bound(b99, sizeof(b99), hist_quantile(s, 99)), rate, up,
 	       final ? "true" : "false");
