@@ -19,12 +19,16 @@
 
 #include "devtest.h"
 #include "dev_pubsub_util.h"
+#include "dev_raw_peer.h"
 #include "mcast.h"
 #include "pubsub.h"
+#include "read_wire.h"
+#include "retain.h"
 
 #define G_READ "mcast://239.255.14.1"
 #define G_NAKONLY "mcast://239.255.14.2"
 #define G_WIDE "mcast://239.255.14.3"
+#define G_RAW "mcast://239.255.14.4"
 #define NSUBS 3
 
 struct rd {
@@ -290,6 +294,103 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
 	cr_assert_gt(st.read_fallbacks, 0, "the wide span went by NAK");
 	cr_assert_gt(st.naks, 0);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/* One READ of len bytes at off of the offer's block into buf; its status. */
+static enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr,
+				   void *buf, uint64_t off, uint32_t len,
+				   uint32_t rkey, struct msga_ctx *ctx)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = off, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	uint64_t end = dp_now_ms() + 10000;
+
+	cr_assert_eq(ibv_post_send(p->id->qp, &wr, &bad), 0);
+	while (ibv_poll_cq(p->id->send_cq, 1, &wc) < 1) {
+		cr_assert_lt(dp_now_ms(), end, "the READ never completed");
+		msga_ctx_poll(ctx, 16);
+	}
+	return wc.status;
+}
+
+/*
+ * A stranger connects to a reliable publisher's READ endpoint as a raw
+ * rdma_cm peer: the offer is a zero-based block of exactly the control
+ * block and the ring (no address of the publisher's on the wire); it can
+ * read inside it, and a READ one byte past it is a remote access error,
+ * which ends that connection and nothing else: the publisher's stream
+ * goes on.
+ */
+Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1, .retry_count = 7 };
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct msga_ctx *ctx[2];
+	struct msga__rdw_offer offer;
+	struct msga__retain_ctrl ctrl;
+	struct dp_rec pe = { 0 };
+	struct raw_peer p;
+	struct rd r = { 0 };
+	struct ibv_mr *mr;
+	struct msga_pub *pub;
+	char service[8], buf[64];
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	pub = rd_pub(ctx[0], G_RAW, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	cr_assert_not_null(pub->serve);
+	snprintf(service, sizeof(service), "%u", pub->serve->port);
+	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
+				      &ai), 0);
+	raw_open(&p, RDMA_PS_TCP);
+	cr_assert_eq(rdma_resolve_addr(p.id, NULL, ai->ai_dst_addr, 2000), 0);
+	rdma_freeaddrinfo(ai);
+	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ADDR_RESOLVED);
+	cr_assert_eq(rdma_resolve_route(p.id, 2000), 0);
+	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ROUTE_RESOLVED);
+	cr_assert_eq(rdma_create_qp(p.id, NULL, &qia), 0);
+	cr_assert_eq(rdma_connect(p.id, &cp), 0);
+	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ESTABLISHED);
+	cr_assert_eq(msga__rdw_get(p.est_pdata, p.est_plen, &offer), 0,
+		     "the accept carries no valid offer");
+	cr_assert_eq(offer.cap, pub->retain.cap);
+	cr_assert_eq(offer.len, MSGA__RETAIN_CTRL + offer.cap);
+	mr = ibv_reg_mr(p.id->pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(mr);
+	/* offset 0 is the control block: zero-based, not an address */
+	cr_assert_eq(raw_read(&p, mr, buf, 0, sizeof(buf), offer.rkey, ctx[0]),
+		     IBV_WC_SUCCESS);
+	memcpy(&ctrl, buf, sizeof(ctrl));
+	cr_assert_eq(ctrl.cap, offer.cap);
+	cr_assert_eq(raw_read(&p, mr, buf, offer.len - 8, 8, offer.rkey,
+			      ctx[0]), IBV_WC_SUCCESS);
+	cr_assert_neq(raw_read(&p, mr, buf, offer.len - 4, 8, offer.rkey,
+			       ctx[0]), IBV_WC_SUCCESS,
+		      "a READ past the block was served");
+	/* the publisher goes on, and serves the next subscriber */
+	rd_sub(ctx[1], 0, G_RAW, &r, ctx);
+	send_range(pub, t, 1, 20, 64, ctx, 2);
+	wait_total(&r, 20, ctx);
+	wait_ready(&r, 1, ctx);
+	raw_free_verbs(p.id, mr, NULL);
+	raw_close(&p);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
 }

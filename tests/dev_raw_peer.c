@@ -29,6 +29,12 @@ void raw_turn(struct raw_peer *p, struct msga_ctx *ctx)
 		memcpy(p->req_pdata, ev->param.conn.private_data,
 		       p->req_plen);
 	}
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
+	    ev->param.conn.private_data) {
+		p->est_plen = ev->param.conn.private_data_len;
+		memcpy(p->est_pdata, ev->param.conn.private_data,
+		       p->est_plen);
+	}
 	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN)
 		p->ud = ev->param.ud;
 	rdma_ack_cm_event(ev);

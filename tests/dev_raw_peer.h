@@ -20,6 +20,8 @@ struct raw_peer {
 	struct rdma_cm_id *req;       /* a listener's last CONNECT_REQUEST */
 	uint8_t req_pdata[256];       /* and its private data */
 	uint8_t req_plen;
+	uint8_t est_pdata[256];       /* the accept's private data */
+	uint8_t est_plen;
 	struct rdma_ud_param ud;      /* the last MULTICAST_JOIN's */
 	enum rdma_cm_event_type last;
 	int established, disconnected, rejected;
