@@ -41,7 +41,6 @@
  * --repair-by-nak (MSGA_SUB_REPAIR_BY_NAK, from 0.7 on).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -59,6 +58,7 @@
 #include <sys/socket.h>
 
 #include "msgaccel.h"
+#include "two_host_util.h"
 
 #define TOPICS_MAX 16
 #define PAYLOAD 64 /* bytes a message: a market-data-sized record */
@@ -83,14 +83,6 @@ struct payload {
 };
 
 static char who[32] = "two_host_mcast_peer";
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void nap_us(long us)
 {
@@ -124,23 +116,17 @@ static _Noreturn __attribute__((format(printf, 1, 2))) void fail(
 /* Create DIR/name: the host script waits for it. */
 static void mark(const char *dir, const char *name)
 {
-	char path[4096];
-	int fd;
+	int ret = th_mark(dir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || fsync(fd) || close(fd))
-		fail("cannot create %s: %s", path, strerror(errno));
+	if (ret)
+		fail("cannot create %s/%s: %s", dir, name, strerror(-ret));
 }
 
 static struct msga_ctx *open_ctx(const struct opts *o)
 {
-	struct msga_ctx_attr attr = { .size = sizeof(attr),
-				      .dev_name = o->dev,
-				      .peer_timeout_ms = o->timeout_ms };
-	struct msga_ctx *ctx;
+	struct msga_ctx *ctx = th_open_ctx(o->dev, o->timeout_ms);
 
-	if (msga_ctx_open(&attr, &ctx))
+	if (!ctx)
 		fail("%s", msga_open_error());
 	return ctx;
 }
@@ -216,7 +202,7 @@ struct pacer {
 
 static void pace_from(struct pacer *p, uint64_t sent, double rate)
 {
-	p->start_ms = now_ms();
+	p->start_ms = th_now_ms();
 	p->base = sent;
 	p->rate = rate;
 }
@@ -226,7 +212,7 @@ static void pace_wait(struct pacer *p, uint64_t sent, struct msga_ctx *ctx)
 {
 	for (;;) {
 		uint64_t due = p->base +
-			       (uint64_t)((double)(now_ms() - p->start_ms) *
+			       (uint64_t)((double)(th_now_ms() - p->start_ms) *
 					  p->rate / 1000.0);
 
 		msga_ctx_poll(ctx, 64);
@@ -239,7 +225,7 @@ static void pace_wait(struct pacer *p, uint64_t sent, struct msga_ctx *ctx)
 /* Poll (NAKs get answered) while the device sends what it was given. */
 static void drain(struct msga_ctx *ctx, uint32_t ms)
 {
-	for (uint64_t end = now_ms() + ms; now_ms() < end;) {
+	for (uint64_t end = th_now_ms() + ms; th_now_ms() < end;) {
 		if (msga_ctx_poll(ctx, 64) <= 0)
 			nap_us(200);
 	}
@@ -250,13 +236,13 @@ static void send_one(struct msga_pub *pub, struct msga_ctx *ctx,
 		     uint32_t flags, uint32_t phase)
 {
 	struct payload p = { .n = n, .flags = flags, .phase = phase };
-	uint64_t end = now_ms() + 10000;
+	uint64_t end = th_now_ms() + 10000;
 	int ret;
 
 	/* UD has no flow control: only a full send queue says -EAGAIN */
 	while ((ret = msga_pub_send(pub, topic[(n - 1) % o->topics], &p,
 				    sizeof(p))) == -EAGAIN) {
-		if (now_ms() > end)
+		if (th_now_ms() > end)
 			fail("message %" PRIu64 ": send queue full for 10 s",
 			     n);
 		msga_ctx_poll(ctx, 64);
@@ -293,8 +279,8 @@ static _Noreturn void publish(const struct opts *o)
 	printf("%s: joined %s; waiting for %s\n", who, o->uri, o->go);
 	fflush(stdout);
 	/* the subscribers join in the other VM, booted after this one */
-	for (end = now_ms() + 900000; stat(o->go, &sb);) {
-		if (now_ms() > end)
+	for (end = th_now_ms() + 900000; stat(o->go, &sb);) {
+		if (th_now_ms() > end)
 			fail("no %s after 900 s: the subscribers never joined",
 			     o->go);
 		drain(ctx, 100);
@@ -424,7 +410,7 @@ static void on_msg(const struct msga_msg *m, void *user)
 	if (p.flags & IN_WINDOW)
 		st->in_window++;
 	s->next++;
-	s->last_ms = now_ms();
+	s->last_ms = th_now_ms();
 	st->got++;
 }
 
@@ -458,7 +444,7 @@ static void on_event(const struct msga_event *ev, void *user)
 		s->gone = 1;
 		s->status = ev->status;
 		s->gone_seq = ev->seq;
-		s->gone_after_ms = now_ms() - s->last_ms;
+		s->gone_after_ms = th_now_ms() - s->last_ms;
 		st->gone++;
 		return;
 	default:
@@ -485,7 +471,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 				    .user = &st,
 				    .recovery_ms = o->recovery_ms };
 	struct msga_sub_stats ss;
-	uint64_t end = now_ms() + o->deadline_s * 1000, p1 = 0;
+	uint64_t end = th_now_ms() + o->deadline_s * 1000, p1 = 0;
 	char name[32];
 	int ret;
 
@@ -505,8 +491,8 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 	ret = msga_sub_connect(st.sub, o->uri);
 	if (ret < 0)
 		fail("msga_sub_connect %s: %s", o->uri, msga_strerror(ret));
-	for (uint64_t j = now_ms() + 60000; !st.joined; nap_us(1000)) {
-		if (now_ms() > j)
+	for (uint64_t j = th_now_ms() + 60000; !st.joined; nap_us(1000)) {
+		if (th_now_ms() > j)
 			fail("not joined to %s after 60 s", o->uri);
 		msga_ctx_poll(ctx, 64);
 	}
@@ -517,7 +503,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 	 * a spinning one would starve the others' receive queues.
 	 */
 	while (st.got < o->count) {
-		if (now_ms() > end)
+		if (th_now_ms() > end)
 			fail("%" PRIu64 " of %" PRIu64 " messages after %" PRIu64
 			     " s", st.got, o->count, o->deadline_s);
 		if (msga_ctx_poll(ctx, 256) <= 0)
@@ -547,7 +533,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 	mark(o->dir, name);
 	/* the publisher goes on until its VM is killed */
 	while (st.gone < o->topics) {
-		if (now_ms() > end)
+		if (th_now_ms() > end)
 			fail("%" PRIu64 " of %u streams reported gone after "
 			     "%" PRIu64 " s (%" PRIu64 " messages)", st.gone,
 			     o->topics, o->deadline_s, st.got);
@@ -590,7 +576,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 static int subscribe(const struct opts *o)
 {
 	pid_t pid[16];
-	int failed = 0;
+	uint32_t failed = 0;
 
 	for (uint32_t i = 1; i <= o->procs; i++) {
 		pid[i - 1] = fork();
@@ -613,7 +599,7 @@ static int subscribe(const struct opts *o)
 	printf("%s: %u of %u subscribers passed\n", who, o->procs - failed,
 	       o->procs);
 	fflush(stdout);
-	return !!failed;
+	return failed ? 1 : 0;
 }
 
 /* -------------------------------------------------------------- options */

@@ -1,12 +1,20 @@
 # SPDX-License-Identifier: MIT
 # Helpers of the two-VM tests (two-host.sh, two-host-mcast.sh). Sourced,
-# not run; the sourcing script sets $here (this directory) and $builddir.
+# not run; the sourcing script sets $here (this directory). Sets
+# $builddir: MSGA_BUILDDIR, by default the current directory.
 #
 # Two VMs are joined by QEMU's socket netdev: one QEMU listens on a free
 # port of 127.0.0.1, the other connects to it, and the guests see one
 # virtio-net NIC each (its MAC picks it out, two-host-guest.sh). Nothing
 # leaves the machine: the link is a TCP connection over loopback, and the
 # guests address each other in 198.18.0.0/15.
+
+builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
+
+# th_results_dir DIR: create DIR; its absolute path
+th_results_dir() {
+	mkdir -p "$1" && cd "$1" && pwd
+}
 
 # th_wait_file PATH SECONDS PID: 0 once PATH exists; 1 if PID (the VM
 # that should create it) ended, or after SECONDS.

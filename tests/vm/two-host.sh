@@ -17,9 +17,8 @@
 # MSGA_BUILDDIR is the build tree (default: the current directory).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=$(cd "${MSGA_BUILDDIR:-$PWD}" && pwd)
 . "$here/two-host-lib.sh"
-out=$(mkdir -p "${1:-$builddir/tests/two-host}" && cd "${1:-$builddir/tests/two-host}" && pwd)
+out=$(th_results_dir "${1:-$builddir/tests/two-host}") || exit 1
 peer=$builddir/tests/two_host_peer
 timeout_ms=2000
 pass=0 fail=0
