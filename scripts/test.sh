@@ -99,7 +99,7 @@ step "host failure: two VMs, the publisher's killed outright (rxe, siw)"
 (cd build-check && make -s check-two-host)
 
 step "reliable multicast between two VMs: netem loss, bursts, the publisher's VM killed (rxe)"
-# The plain build, as above; about 5 minutes under TCG, most of it two
+# The plain build, as above; 4 to 5 minutes under TCG, most of it two
 # boots and 100 000 messages at a pace B's three subscribers keep up
 # with. Its guests' output is in build-check/tests/two-host-mcast/.
 (cd build-check && make -s check-two-host-mcast)
