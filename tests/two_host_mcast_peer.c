@@ -657,7 +657,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 static int subscribe(const struct opts *o)
 {
 	pid_t pid[16];
-	uint32_t failed = 0, left = o->procs;
+	uint32_t failed = 0, left = o->procs, stopped = 0;
 
 	for (uint32_t i = 1; i <= o->procs; i++) {
 		pid[i - 1] = fork();
@@ -686,12 +686,14 @@ static int subscribe(const struct opts *o)
 				who_i, WTERMSIG(st));
 		if (!failed++)
 			for (uint32_t i = 0; i < o->procs; i++)
-				if (pid[i])
-					kill(pid[i], SIGTERM);
+				if (pid[i] && !kill(pid[i], SIGTERM))
+					stopped++;
 	}
-	printf("%s: %u of %u subscribers passed%s\n", who, o->procs - failed,
-	       o->procs, failed ? " (the first failure stopped the rest)" :
-	       "");
+	printf("%s: %u of %u subscribers passed", who, o->procs - failed,
+	       o->procs);
+	if (stopped)
+		printf(" (%u stopped by the first failure)", stopped);
+	printf("\n");
 	fflush(stdout);
 	return failed ? 1 : 0;
 }

@@ -143,7 +143,7 @@ touch "$dir/a/go"
 say "B's subscribers have joined; A publishes"
 for i in $(seq $procs); do
 	th_wait_file "$dir/b/sub$i.done" 600 $bpid ||
-		{ say "subscriber $i did not get its $count messages"; finish 1; }
+		{ say "subscriber $i did not get its $count messages, or failed a check"; finish 1; }
 done
 [ -e "$dir/a/tail" ] && kill -0 $apid 2>/dev/null ||
 	{ say "the publisher was no longer publishing: nothing to kill"; finish 1; }
