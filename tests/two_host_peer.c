@@ -18,22 +18,12 @@
  * TIMEOUT_MS is msga_ctx_attr.peer_timeout_ms on both sides.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "msgaccel.h"
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#include "two_host_util.h"
 
 static _Noreturn void die(const char *what, int err)
 {
@@ -44,25 +34,20 @@ static _Noreturn void die(const char *what, int err)
 /* Create DIR/name: the other side of the test waits for it. */
 static void mark(const char *dir, const char *name)
 {
-	char path[4096];
-	int fd;
+	int ret = th_mark(dir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || fsync(fd) || close(fd)) {
-		perror(path);
+	if (ret) {
+		fprintf(stderr, "two_host_peer: %s/%s: %s\n", dir, name,
+			msga_strerror(ret));
 		exit(1);
 	}
 }
 
 static struct msga_ctx *open_ctx(const char *dev, uint32_t timeout_ms)
 {
-	struct msga_ctx_attr attr = { .size = sizeof(attr), .dev_name = dev,
-				      .peer_timeout_ms = timeout_ms };
-	struct msga_ctx *ctx;
-	int ret = msga_ctx_open(&attr, &ctx);
+	struct msga_ctx *ctx = th_open_ctx(dev, timeout_ms);
 
-	if (ret) {
+	if (!ctx) {
 		fprintf(stderr, "two_host_peer: %s\n", msga_open_error());
 		exit(1);
 	}
@@ -89,9 +74,9 @@ static _Noreturn void publish(const char *dev, const char *uri,
 	fflush(stdout);
 	for (;;) {
 		msga_ctx_poll(ctx, 64);
-		if (now_ms() < next)
+		if (th_now_ms() < next)
 			continue;
-		next = now_ms() + 10;
+		next = th_now_ms() + 10;
 		ret = msga_pub_send(pub, topic, &seq, sizeof(seq));
 		if (ret > 0)
 			seq++;
@@ -115,7 +100,7 @@ static void on_msg(const struct msga_msg *m, void *user)
 		s->bad++;
 	s->next_seq = v + 1;
 	s->got++;
-	s->last_ms = now_ms();
+	s->last_ms = th_now_ms();
 }
 
 static void on_event(const struct msga_event *ev, void *user)
@@ -138,7 +123,7 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 				    .on_msg = on_msg, .on_event = on_event,
 				    .user = &s };
 	struct msga_sub *sub;
-	uint64_t end = now_ms() + 120000, silent;
+	uint64_t end = th_now_ms() + 120000, silent;
 	int marked = 0, ret = msga_sub_create(ctx, &sa, &sub);
 
 	if (ret)
@@ -146,7 +131,7 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 	ret = msga_sub_connect(sub, uri);
 	if (ret < 0)
 		die("msga_sub_connect", ret);
-	while (!s.ended && now_ms() < end) {
+	while (!s.ended && th_now_ms() < end) {
 		msga_ctx_poll(ctx, 64);
 		if (!marked && s.got >= 50) {
 			mark(dir, "sub");
@@ -156,7 +141,7 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 			fflush(stdout);
 		}
 	}
-	silent = s.last_ms ? now_ms() - s.last_ms : 0;
+	silent = s.last_ms ? th_now_ms() - s.last_ms : 0;
 	printf("two_host_peer: %s (%d: %s) %llu ms after the last of %llu "
 	       "messages, %d out of order\n",
 	       s.ended == MSGA_EVENT_DISCONNECTED ? "DISCONNECTED" :

@@ -4,7 +4,8 @@
 # two-host.sh's VMs, after guest-setup.sh: put a KIND (rxe or siw) device
 # named KINDn on the NIC with MAC (the link to the other VM), give it ADDR
 # (address/prefix, in 198.18.0.0/15), wait until the port is ACTIVE, then
-# run COMMAND.
+# run COMMAND, with the NIC's name in TWO_HOST_NIC (two-host-mcast.sh's
+# netem commands name it).
 set -euo pipefail
 kind=$1 addr=$2 mac=$3
 shift 3
@@ -27,4 +28,4 @@ for _ in $(seq 100); do
 done
 rdma link show "${kind}n/1"
 rdma link show "${kind}n/1" | grep -q 'state ACTIVE' || die "${kind}n is not ACTIVE"
-"$@"
+TWO_HOST_NIC=$nic "$@"
