@@ -10,8 +10,14 @@
 # MSGA_PUB_RELIABLE publisher in A (group 239.255.25.1, topics mc.0 and
 # mc.1) and as three subscriber processes in B, which join before the
 # first message. The loss is real, on the wire: netem on A's NIC drops
-# datagrams as they leave, so all three subscribers lose the same ones
-# and NAK them.
+# datagrams as they leave, so all three subscribers lose the same ones.
+# Subscribers 1 and 2 repair by RDMA READ from A's retention ring first,
+# across the link, and NAK what a READ cannot serve; subscriber 3 repairs
+# by NAK only (MSGA_SUB_REPAIR_BY_NAK). Each must have used its path.
+# netem drops READ responses too, and a READ waits for RC's retransmission
+# then, holding one of the four READs a publisher may have in flight: many
+# gaps go to the NAK path meanwhile (a run of 100 000 messages: ~190
+# READs and ~370 fallbacks each, 2026-11-25), which is that path's job.
 #
 #  1. Phase 1, the first half of COUNT messages: `netem loss 1%`, random
 #     loss (of data, retransmissions and heartbeats alike). The publisher
@@ -33,7 +39,7 @@
 #     once and in order, with no MSGA_EVENT_LOSS (or GAP), and have
 #     recovered at least every flagged message it got, and more than
 #     that (the random loss). It prints its counts: recovered, of which
-#     sent in drop windows, and NAKs.
+#     sent in drop windows, NAKs, READs and READ fallbacks.
 #  3. Once the three have it all (the publisher goes on, TAIL_RATE
 #     messages a second), A's QEMU is killed. Each subscriber must report
 #     each of the two streams gone, MSGA_EVENT_DISCONNECTED with
