@@ -402,6 +402,14 @@ struct msga_sub_attr {
 	 * none; MSGA_HISTORY_ALL = from the stream's first message.
 	 */
 	uint32_t history;
+	/*
+	 * Since 0.7, late join from a sequence number: on first hearing a
+	 * stream, first deliver its messages from history_from on (what
+	 * its publisher still keeps; the rest as MSGA_EVENT_LOSS), then the
+	 * live stream. A stream first heard at or before it has no history.
+	 * 0 = none; not with history (-EINVAL).
+	 */
+	uint64_t history_from;
 };
 
 #define MSGA_HISTORY_ALL UINT32_MAX

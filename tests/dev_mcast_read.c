@@ -29,6 +29,7 @@
 #define G_NAKONLY "mcast://239.255.14.2"
 #define G_WIDE "mcast://239.255.14.3"
 #define G_RAW "mcast://239.255.14.4"
+#define G_FROM "mcast://239.255.14.5"
 #define NSUBS 3
 
 struct rd {
@@ -88,6 +89,26 @@ static struct msga_pub *rd_pub(struct msga_ctx *ctx, const char *uri,
 	cr_assert_eq(ret, 0, "msga_pub_create = %d: %s", ret,
 		     msga_ctx_last_error(ctx));
 	return pub;
+}
+
+/*
+ * iWARP has no multicast: what each test here would do is refused there,
+ * and that is what the test checks on such a device.
+ */
+static int iwarp_refuses(void)
+{
+	struct msga_pub_attr a = { .size = sizeof(a), .uri = G_READ,
+				   .flags = MSGA_PUB_RELIABLE };
+	struct msga_ctx *ctx;
+	struct msga_pub *pub = NULL;
+
+	if (!dp_is_iwarp())
+		return 0;
+	ctx = devtest_open_ctx();
+	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
+	cr_assert_null(pub);
+	msga_ctx_close(ctx);
+	return 1;
 }
 
 static struct msga_sub_stats rd_stats(const struct rd *r)
@@ -176,7 +197,7 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 	uint64_t recovered = 0;
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (iwarp_refuses())
 		return;
 	memset(r, 0, sizeof(r));
 	ctx[0] = devtest_open_ctx();
@@ -233,7 +254,7 @@ Test(read, nak_only_subscriber_never_reads, .timeout = 180)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (iwarp_refuses())
 		return;
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
@@ -271,7 +292,7 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (iwarp_refuses())
 		return;
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
@@ -348,7 +369,7 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	char service[8], buf[64];
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (iwarp_refuses())
 		return;
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
@@ -391,6 +412,53 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	wait_ready(&r, 1, ctx);
 	raw_free_verbs(p.id, mr, NULL);
 	raw_close(&p);
+	msga_ctx_close(ctx[0]);
+	msga_ctx_close(ctx[1]);
+}
+
+/*
+ * Late join from a sequence number (msga_sub_attr.history_from): a
+ * subscriber that comes after 100 messages asks from #30 on, and gets
+ * 30..100 (the history, by READ or NAK), then the live stream, each once
+ * and in order. history and history_from together are -EINVAL.
+ */
+Test(read, a_late_joiner_starts_from_the_number_it_names, .timeout = 120)
+{
+	struct msga_ctx *ctx[2];
+	struct dp_rec pe = { 0 };
+	struct rd r = { 0 };
+	struct msga_sub *bad = NULL;
+	struct msga_pub *pub;
+	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "rd.x",
+				   .on_msg = dp_on_msg, .on_event = rd_on_event,
+				   .user = &r.rec, .history_from = 30 };
+	uint32_t t;
+	int cid;
+
+	if (iwarp_refuses())
+		return;
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	a.history = 5;
+	cr_assert_eq(msga_sub_create(ctx[1], &a, &bad), -EINVAL);
+	cr_assert_null(bad);
+	a.history = 0;
+	pub = rd_pub(ctx[0], G_FROM, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	send_range(pub, t, 1, 100, 64, ctx, 1);
+	cr_assert_eq(msga_sub_create(ctx[1], &a, &r.sub), 0);
+	cid = msga_sub_connect(r.sub, G_FROM);
+	cr_assert_geq(cid, 0);
+	/* from #30 (the first stream, index 0), each once, in order */
+	r.rec.next[cid % DP_CONNS][0] = 30;
+	cr_assert(dp_poll_until(ctx, 2, &r.rec.connected, 1, 15000));
+	/* the idle stream's heartbeat places it: #30..#100 come */
+	wait_total(&r, 71, ctx);
+	send_range(pub, t, 101, 110, 64, ctx, 2);
+	wait_total(&r, 81, ctx);
+	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
+	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
 }

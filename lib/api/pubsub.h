@@ -177,6 +177,7 @@ struct msga_sub {
 	uint64_t recovery_ns;          /* msga_sub_attr.recovery_ms */
 	uint32_t recovery_bytes;
 	uint32_t history;              /* msga_sub_attr.history */
+	uint64_t history_from;         /* msga_sub_attr.history_from */
 	int repair_on;                 /* sub->repair is set up */
 	struct msga__repair repair;
 	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */

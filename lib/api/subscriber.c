@@ -75,6 +75,10 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
 				      "MSGA_SUB_OUT_OF_ORDER needs recovery, "
 				      "not MSGA_SUB_NO_RECOVERY");
+	/* two ways to say where history starts: which? */
+	if (SUB_ATTR_GET(attr, history) && SUB_ATTR_GET(attr, history_from))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: history "
+				      "and history_from are both set");
 	ret = recovery_limits(ctx, attr, &ms, &bytes);
 	if (ret)
 		return ret;
@@ -93,6 +97,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->recovery_ns = (uint64_t)ms * 1000000u;
 	sub->recovery_bytes = bytes;
 	sub->history = SUB_ATTR_GET(attr, history);
+	sub->history_from = SUB_ATTR_GET(attr, history_from);
 	msga__list_init(&sub->conns);
 	msga__list_init(&sub->mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ops, 0);

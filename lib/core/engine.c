@@ -57,7 +57,15 @@ static int cm_one(struct msga_ctx *ctx)
 
 	if (rdma_get_cm_event(ctx->cm_ch, &ev))
 		return 0;
-	msga__ctx_cm_soon(ctx); /* more of this exchange is likely */
+	/*
+	 * More of this exchange is likely, unless this is its end: a
+	 * connection made needs no more frequent look (a busy window per
+	 * connection is a system call per tick for 100 ms, which a
+	 * subscriber opening its READ connection at the first message of
+	 * a stream put on that stream's first 100 ms).
+	 */
+	if (ev->event != RDMA_CM_EVENT_ESTABLISHED)
+		msga__ctx_cm_soon(ctx);
 	copy = *ev;
 	if ((ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
 	     ev->event == RDMA_CM_EVENT_ESTABLISHED) &&

@@ -193,6 +193,7 @@ struct msga__rconn {
 	uint64_t cap;                /* the ring's bytes */
 	uint64_t since_ns;           /* state entered */
 	uint64_t used_ns;
+	uint32_t inflight;           /* batches posted, not yet completed */
 	struct msga__rbatch b[MSGA__UD_READ_BATCHES];
 };
 

@@ -136,6 +136,7 @@ static void rconn_fail(struct msga__rconn *rc)
 		if (rc->b[i].busy)
 			batch_to_nak(rc, &rc->b[i]);
 	rconn_teardown(rc);
+	rc->inflight = 0;
 	rc->state = MSGA__R_FAILED;
 	rc->since_ns = msga__now_ns();
 }
@@ -428,8 +429,10 @@ int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
 	*b = (struct msga__rbatch){ .busy = 1, .idx = idx, .origin = s->origin,
 				    .seq = seq, .count = count, .lo = sp->lo,
 				    .hi = sp->hi };
+	rc->inflight++;
 	if (post_batch(rc, i)) {
 		b->busy = 0;
+		rc->inflight--;
 		rconn_fail(rc);
 		sub->st.read_fallbacks++;
 		return -EIO;
@@ -511,7 +514,8 @@ static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
 	struct ibv_wc wc[4];
 	int n, done = 0;
 
-	if (!rc->cq || rc->state != MSGA__R_READY)
+	/* (nothing to poll while no READ is out: most polls) */
+	if (!rc->inflight || !rc->cq || rc->state != MSGA__R_READY)
 		return 0;
 	while (done < budget && rc->cq &&
 	       (n = ibv_poll_cq(rc->cq, 4, wc)) > 0) {
@@ -524,6 +528,7 @@ static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
 				rconn_fail(rc); /* the QP is in error */
 				break;
 			}
+			rc->inflight--; /* (only a batch's last is signaled) */
 			batch_done(rc, (uint32_t)wc[k].wr_id, *now);
 			if (rc->sub->dead)
 				return done + n;
@@ -591,7 +596,12 @@ void msga__mread_note(struct msga__udep *ep, struct msga__ustream *s,
 	    (sub->flags & MSGA_SUB_REPAIR_BY_NAK) || !s->nak_ok)
 		return;
 	rs = &sub->rstreams[msga__ustreams_pos(&sub->streams, s)];
-	if (h->read_port)
+	/*
+	 * Connect on a stream's first datagram, and look again at each
+	 * heartbeat (a failed connection is tried again then): not on every
+	 * message, whose path this is.
+	 */
+	if (h->read_port && (!rs->top || h->type != MSGA__UDW_DATA))
 		rconn_want(ep, h->origin, h->read_port);
 	if (h->seq <= rs->top)
 		return; /* known already (a fragment, a late copy) */

@@ -200,7 +200,10 @@ void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
 		next = h->type == MSGA__UDW_DATA ? h->seq : h->seq + 1;
 		/* a late joiner's history: asked for as if lost (from a
 		 * publisher that can be asked) */
-		if (s->nak_ok)
+		if (s->nak_ok && sub->history_from)
+			next = next < sub->history_from ? next :
+							  sub->history_from;
+		else if (s->nak_ok)
 			next = next > sub->history ? next - sub->history : 1;
 	} else {
 		next = s->seq.last + 1;
