@@ -509,12 +509,13 @@ Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
 				    .recovery_ms = 10000 };
 	struct msga_sub_stats st = { .size = sizeof(st) };
 	struct msga_sub *sub = NULL;
-	struct oo *o = calloc(1, sizeof(*o));
+	struct oo *o;
 	uint64_t hist = 0;
 	struct rig g;
 
 	if (dp_is_iwarp())
 		return;
+	o = calloc(1, sizeof(*o));
 	cr_assert(o);
 	rig_up(&g, G_OOO, 0);
 	sa.user = o;
