@@ -92,6 +92,20 @@ static struct msga_pub *rd_pub(struct msga_ctx *ctx, const char *uri,
 }
 
 /*
+ * Two contexts, a reliable publisher on uri in the first with topic rd.x
+ * (*t), its group joined: what every test here starts from.
+ */
+static void rd_rig_up(struct msga_ctx **ctx, const char *uri,
+		      struct dp_rec *pe, struct msga_pub **pub, uint32_t *t)
+{
+	ctx[0] = devtest_open_ctx();
+	ctx[1] = devtest_open_ctx();
+	*pub = rd_pub(ctx[0], uri, pe);
+	cr_assert_eq(msga_pub_topic(*pub, "rd.x", t), 0);
+	cr_assert(dp_poll_until(ctx, 2, &pe->connected, 1, 15000));
+}
+
+/*
  * iWARP has no multicast: what each test here would do is refused there,
  * and that is what the test checks on such a device.
  */
@@ -200,11 +214,7 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 	if (iwarp_refuses())
 		return;
 	memset(r, 0, sizeof(r));
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = rd_pub(ctx[0], G_READ, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
-	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_rig_up(ctx, G_READ, &pe, &pub, &t);
 	cr_assert_not_null(pub->serve, "no READ endpoint: %s",
 			   msga_ctx_last_error(ctx[0]));
 	for (int i = 0; i < NSUBS; i++)
@@ -256,11 +266,7 @@ Test(read, nak_only_subscriber_never_reads, .timeout = 180)
 
 	if (iwarp_refuses())
 		return;
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = rd_pub(ctx[0], G_NAKONLY, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
-	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_rig_up(ctx, G_NAKONLY, &pe, &pub, &t);
 	rd_sub(ctx[1], MSGA_SUB_REPAIR_BY_NAK, G_NAKONLY, &r, ctx);
 	send_range(pub, t, 1, 10, 64, ctx, 2);
 	send_range(pub, t, 11, 700, 64, ctx, 1);
@@ -294,11 +300,7 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 
 	if (iwarp_refuses())
 		return;
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = rd_pub(ctx[0], G_WIDE, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
-	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_rig_up(ctx, G_WIDE, &pe, &pub, &t);
 	rd_sub(ctx[1], 0, G_WIDE, &r, ctx);
 	send_range(pub, t, 1, 10, 200, ctx, 2);
 	wait_ready(&r, 1, ctx);
@@ -371,11 +373,7 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 
 	if (iwarp_refuses())
 		return;
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
-	pub = rd_pub(ctx[0], G_RAW, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
-	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
+	rd_rig_up(ctx, G_RAW, &pe, &pub, &t);
 	cr_assert_not_null(pub->serve);
 	snprintf(service, sizeof(service), "%u", pub->serve->port);
 	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
@@ -437,15 +435,11 @@ Test(read, a_late_joiner_starts_from_the_number_it_names, .timeout = 120)
 
 	if (iwarp_refuses())
 		return;
-	ctx[0] = devtest_open_ctx();
-	ctx[1] = devtest_open_ctx();
+	rd_rig_up(ctx, G_FROM, &pe, &pub, &t);
 	a.history = 5;
 	cr_assert_eq(msga_sub_create(ctx[1], &a, &bad), -EINVAL);
 	cr_assert_null(bad);
 	a.history = 0;
-	pub = rd_pub(ctx[0], G_FROM, &pe);
-	cr_assert_eq(msga_pub_topic(pub, "rd.x", &t), 0);
-	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
 	send_range(pub, t, 1, 100, 64, ctx, 1);
 	cr_assert_eq(msga_sub_create(ctx[1], &a, &r.sub), 0);
 	cid = msga_sub_connect(r.sub, G_FROM);

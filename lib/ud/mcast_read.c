@@ -112,8 +112,6 @@ static struct msga__rconn *rconn_find(struct msga_sub *sub, uint64_t origin)
 	return NULL;
 }
 
-static void rconn_fail(struct msga__rconn *rc);
-
 /*
  * The ranges of every READ in flight go to NAKs: the connection failed,
  * or a READ did not come back whole.
