@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 7
+#define MSGA_VERSION_MINOR 8
 #define MSGA_VERSION_PATCH 0
 
 /** Library version as "MAJOR.MINOR.PATCH". */
@@ -80,7 +80,27 @@ struct msga_ctx_attr {
 	 */
 	uint32_t peer_timeout_ms;
 	uint32_t reserved2;
+	/*
+	 * Since 0.8, authentication (msgaccel(7), SECURITY). Keys come from
+	 * key_file, or one key is given here (key and key_name); not both.
+	 * key_file: a file readable by its owner only, one key a line,
+	 * "NAME HEX" (MSGA_KEY_LEN bytes as 2 * MSGA_KEY_LEN hex digits),
+	 * "#" comments; its first key is this context's own (what it
+	 * proves when it connects, and what keys its datagrams), and every
+	 * key in it is one a peer may prove when it connects here (NAME is
+	 * that peer's identity). key: MSGA_KEY_LEN bytes, copied; key_name
+	 * its identity (NULL = "default"). All NULL: no authentication.
+	 */
+	const char *key_file;
+	const uint8_t *key;
+	const char *key_name;
 };
+
+/* Bytes of a key (msga_ctx_attr.key). */
+#define MSGA_KEY_LEN 32u
+/* Keys in a key file, and the longest NAME ([A-Za-z0-9._@-]). */
+#define MSGA_KEYS_MAX 256u
+#define MSGA_KEY_NAME_MAX 31u
 
 #define MSGA_PEER_TIMEOUT_DEFAULT_MS 5000u
 #define MSGA_PEER_TIMEOUT_MIN_MS 100u
@@ -190,6 +210,17 @@ enum msga_event_type {
 	 * goes on after it, in order; nothing else is skipped.
 	 */
 	MSGA_EVENT_LOSS = 8,
+	/*
+	 * Since 0.8, publishers only: connection attempts were refused:
+	 * status -EACCES (no key, a key this publisher does not hold, or a
+	 * failed proof), -EPERM (a pattern the publisher does not allow
+	 * that identity), -ECONNREFUSED (max_conns or max_handshakes
+	 * reached) or -ETIMEDOUT (handshake deadline). peer is the last
+	 * one's address; count is how many were refused since the previous
+	 * MSGA_EVENT_REJECTED (this one included): the events are rate
+	 * limited (msga_pub_attr.reject_events_per_s), the count is not.
+	 */
+	MSGA_EVENT_REJECTED = 9,
 };
 
 /** Connection event, passed to the on_event callback. */
@@ -248,6 +279,18 @@ enum msga_msg_flags {
 };
 
 typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
+
+/** Who asks to subscribe (msga_pub_attr.authorize). */
+struct msga_peer_info {
+	uint32_t size;          /* sizeof(struct msga_peer_info) */
+	uint32_t conn_id;
+	const char *identity;   /* the NAME of the key it proved */
+	const char *peer;       /* "address:port" */
+};
+
+/** 0 lets the peer subscribe to pattern; a negative errno refuses. */
+typedef int (*msga_authorize_cb)(const struct msga_peer_info *peer,
+				 const char *pattern, void *user);
 
 enum msga_pub_flags {
 	/* claim/send busy-poll the context instead of returning -EAGAIN */
@@ -315,9 +358,46 @@ struct msga_pub_attr {
 	 * one line. Subscribers arbitrate with MSGA_SUB_AB_LINES.
 	 */
 	const char *uri_b;
+	/*
+	 * Since 0.8, RC (rdma://): authorisation (msgaccel(7), SECURITY).
+	 * allow: NULL, or a NULL-terminated list of "IDENTITY PATTERN"
+	 * strings; a subscriber's pattern is allowed when an entry names
+	 * its authenticated identity (or "*": any authenticated one) and
+	 * PATTERN covers it ("md.*" covers "md.eq.IBM" and "md.eq*"; "*"
+	 * covers all). authorize: NULL, or called for each SUBSCRIBE that
+	 * the allow list (if any) passed; 0 allows, a negative errno
+	 * refuses. A refused subscriber is disconnected with -EPERM.
+	 * Either needs an authenticated context (msga_ctx_attr.key_file
+	 * or key), or msga_pub_create() fails with -EINVAL.
+	 */
+	const char *const *allow;
+	msga_authorize_cb authorize;
+	/*
+	 * Since 0.8, RC: connection handshakes in progress at once (more
+	 * are rejected before anything is allocated for them), and how
+	 * long one may take, from the request to the subscriber's proof
+	 * and SUBSCRIBE. 0 = MSGA_PUB_HANDSHAKES_DEFAULT and
+	 * MSGA_HANDSHAKE_DEFAULT_MS; max_handshakes at most max_conns,
+	 * handshake_ms MSGA_HANDSHAKE_MIN_MS to MSGA_HANDSHAKE_MAX_MS.
+	 */
+	uint32_t max_handshakes;
+	uint32_t handshake_ms;
+	/*
+	 * Since 0.8: MSGA_EVENT_REJECTED events per second at most (the
+	 * refusals in between are counted into the next one). 0 =
+	 * MSGA_REJECT_EVENTS_DEFAULT.
+	 */
+	uint32_t reject_events_per_s;
+	uint32_t reserved;
 };
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
+#define MSGA_PUB_HANDSHAKES_DEFAULT 32u
+#define MSGA_HANDSHAKE_DEFAULT_MS 5000u
+#define MSGA_HANDSHAKE_MIN_MS 100u
+#define MSGA_HANDSHAKE_MAX_MS 60000u
+#define MSGA_REJECT_EVENTS_DEFAULT 10u
+#define MSGA_PUB_ALLOW_MAX 1024u
 #define MSGA_PUB_CONNS_DEFAULT 256u
 #define MSGA_PUB_CONNS_MAX 4096u
 #define MSGA_DATAGRAM_MIN 256u

@@ -214,6 +214,7 @@ static const char *event_name(enum msga_event_type t)
 	case MSGA_EVENT_REORDER: return "reorder";
 	case MSGA_EVENT_STREAM_OVERFLOW: return "stream-overflow";
 	case MSGA_EVENT_LOSS: return "loss";
+	case MSGA_EVENT_REJECTED: return "rejected";
 	}
 	return "event";
 }

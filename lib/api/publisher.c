@@ -113,9 +113,79 @@ static int pub_reliable(struct msga_pub *pub, const struct msga_pub_attr *attr,
 	return msga__mpub_retx_init(pub, bytes);
 }
 
+/* Copy the allow list, checking each entry ("IDENTITY PATTERN"). */
+static int pub_allow(struct msga_pub *pub, const char *const *allow)
+{
+	uint32_t n = 0;
+
+	while (allow[n])
+		if (msga__rc_allow_check(allow[n++]) || n > MSGA_PUB_ALLOW_MAX)
+			return msga__ctx_fail(pub->ctx, -EINVAL,
+					      "msga_pub_create: allow[%u] is "
+					      "not \"IDENTITY PATTERN\" (or "
+					      "past %u entries)", n - 1,
+					      MSGA_PUB_ALLOW_MAX);
+	pub->allow = calloc(n ? n : 1, sizeof(*pub->allow));
+	if (!pub->allow)
+		return -ENOMEM;
+	for (pub->nallow = 0; pub->nallow < n; pub->nallow++) {
+		pub->allow[pub->nallow] = strdup(allow[pub->nallow]);
+		if (!pub->allow[pub->nallow])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Access control and handshake limits (msgaccel(7), SECURITY). */
+static int pub_handshakes(struct msga_pub *pub,
+			  const struct msga_pub_attr *attr)
+{
+	struct msga_ctx *ctx = pub->ctx;
+	uint32_t per_s = MSGA_REJECT_EVENTS_DEFAULT;
+
+	pub->max_handshakes = MSGA_PUB_HANDSHAKES_DEFAULT;
+	pub->handshake_ns = MSGA_HANDSHAKE_DEFAULT_MS * 1000000ull;
+	if (PUB_ATTR_HAS(attr, reject_events_per_s) &&
+	    attr->reject_events_per_s)
+		per_s = attr->reject_events_per_s;
+	msga__reject_limit_init(&pub->rejects, per_s);
+	if (attr->size < offsetof(struct msga_pub_attr, reserved))
+		return 0;
+	if (attr->max_handshakes) {
+		if (attr->max_handshakes > (pub->max_conns ? pub->max_conns :
+					   MSGA_PUB_CONNS_MAX))
+			return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+					      "max_handshakes %u is above "
+					      "max_conns", attr->max_handshakes);
+		pub->max_handshakes = attr->max_handshakes;
+	}
+	if (attr->handshake_ms) {
+		if (attr->handshake_ms < MSGA_HANDSHAKE_MIN_MS ||
+		    attr->handshake_ms > MSGA_HANDSHAKE_MAX_MS)
+			return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+					      "handshake_ms %u is not 0 or %u "
+					      "to %u", attr->handshake_ms,
+					      MSGA_HANDSHAKE_MIN_MS,
+					      MSGA_HANDSHAKE_MAX_MS);
+		pub->handshake_ns = attr->handshake_ms * 1000000ull;
+	}
+	if ((attr->allow || attr->authorize) && !ctx->keys)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: allow "
+				      "and authorize need a context with "
+				      "keys (key_file or key)");
+	if ((attr->allow || attr->authorize) &&
+	    (!attr->uri || strncmp(attr->uri, "rdma://", 7)))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: allow "
+				      "and authorize are for rdma:// "
+				      "publishers");
+	pub->authorize = attr->authorize;
+	return attr->allow ? pub_allow(pub, attr->allow) : 0;
+}
+
 static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 {
 	struct msga_ctx *ctx = pub->ctx;
+	int ret;
 
 	pub->slow_ns = MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS *
 		       ctx->peer_timeout_ns;
@@ -139,7 +209,8 @@ static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 					      MSGA_PUB_CONNS_MAX);
 		pub->max_conns = attr->max_conns;
 	}
-	return pub_heartbeat(pub, attr);
+	ret = pub_handshakes(pub, attr);
+	return ret ? ret : pub_heartbeat(pub, attr);
 }
 
 static int pub_listen(struct msga_pub *pub, struct sockaddr_storage *ss)
@@ -258,6 +329,9 @@ static void pub_free(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
+	for (uint32_t i = 0; i < pub->nallow; i++)
+		free(pub->allow[i]);
+	free(pub->allow);
 	msga__list_for_each_safe(pos, tmp, &pub->conns) {
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 		msga__conn_free(msga__own_conn(pos));
@@ -892,8 +966,15 @@ static void pub_destroy(struct msga__ep *ep)
 	msga_pub_destroy(pub_of(ep));
 }
 
+/* Refusals the rate limit held back are reported when it allows. */
+static uint64_t pub_tick(struct msga__ep *ep, uint64_t now)
+{
+	return msga__pub_reject_tick(pub_of(ep), now);
+}
+
 static const struct msga__ep_ops pub_ops = {
 	.on_cm = pub_on_cm,
+	.tick = pub_tick,
 	.work = pub_progress,
 	.reap = pub_reap,
 	.destroy = pub_destroy,

@@ -15,6 +15,7 @@
 #include "list.h"
 #include "mcast_map.h"
 #include "reasm.h"
+#include "reject_limit.h"
 #include "repair.h"
 #include "retain.h"
 #include "ud_stream.h"
@@ -82,6 +83,16 @@ struct msga_pub {
 	uint32_t nconns;               /* not dead yet, handshakes included */
 	uint32_t max_conns;            /* msga_pub_attr.max_conns */
 	uint64_t conns_refused;        /* requests over max_conns */
+	/* access control (rc_auth.c) */
+	char **allow;                  /* msga_pub_attr.allow, copied */
+	uint32_t nallow;
+	msga_authorize_cb authorize;
+	uint32_t nhandshakes;          /* accepted, not yet subscribed */
+	uint32_t max_handshakes;
+	uint64_t handshake_ns;
+	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
+	int reject_status;             /* the last refusal's, for the tick */
+	char reject_peer[64];
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
 	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "internal.h"
 #include "endpoint.h"
 
@@ -169,6 +170,11 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	msga__list_init(&ctx->eps);
 	msga__list_init(&ctx->objs);
 	msga__rx_clock_init(&ctx->rx_clock, msga__clocksource_is_tsc());
+	ret = msga__keyring_load(attr, &ctx->keys);
+	if (ret)
+		goto fail;
+	ctx->qkey = ctx->keys ? msga__auth_qkey(ctx->keys->keys[0].key) :
+				RDMA_UDP_QKEY;
 	ret = msga__select_device(ctx, attr);
 	if (ret)
 		goto fail;
@@ -208,6 +214,7 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 		ibv_dealloc_pd(ctx->pd);
 	if (ctx->cm_devices)
 		rdma_free_devices(ctx->cm_devices);
+	msga__keyring_free(ctx->keys);
 	free(ctx);
 }
 

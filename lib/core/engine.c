@@ -68,7 +68,8 @@ static int cm_one(struct msga_ctx *ctx)
 		msga__ctx_cm_soon(ctx);
 	copy = *ev;
 	if ((ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
-	     ev->event == RDMA_CM_EVENT_ESTABLISHED) &&
+	     ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     ev->event == RDMA_CM_EVENT_REJECTED) &&
 	    ev->param.conn.private_data) {
 		plen = ev->param.conn.private_data_len;
 		if (plen > sizeof(pdata))

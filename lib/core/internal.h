@@ -68,6 +68,9 @@ struct msga_ctx {
 	/* multicast (mcast.h) */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
 	int has_local;
+	/* authentication (auth.h): NULL = none */
+	struct msga__keyring *keys;
+	uint32_t qkey;                    /* UD queue pairs' Q_Key */
 };
 
 /*

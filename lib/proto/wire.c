@@ -70,6 +70,11 @@ int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
 	case MSGA__W_BATCH:
 		return h->len == payload && payload >= MSGA__WIRE_HDR_LEN ?
 			       0 : -EPROTO;
+	case MSGA__W_AUTH: /* a tag (auth_wire.h) */
+		return h->len == 16 && payload == 16 ? 0 : -EPROTO;
+	case MSGA__W_REFUSE: /* off: a positive errno */
+		return payload == 0 && h->off >= 1 && h->off < 4096 ?
+			       0 : -EPROTO;
 	default:
 		return -EPROTO;
 	}

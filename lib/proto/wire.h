@@ -3,7 +3,7 @@
  * wire.h - the bytes msgaccel puts on an RC connection. Every SEND starts
  * with a 24-byte header (little-endian), then a payload:
  *
- *   0  u8  type     DATA, TOPIC, SUBSCRIBE or CREDIT
+ *   0  u8  type     DATA, TOPIC, SUBSCRIBE, CREDIT, BATCH, AUTH, REFUSE
  *   1  u8  flags    FIRST and LAST fragment bits (DATA)
  *   2  u16 topic    publisher's topic id (DATA, TOPIC)
  *   4  u32 credit   receives the sender has re-posted so far (mod 2^32)
@@ -39,6 +39,9 @@ enum msga__wire_type {
 	MSGA__W_SUBSCRIBE = 3, /* sub -> pub: pattern; the first SEND */
 	MSGA__W_CREDIT = 4,    /* either way: only the credit field */
 	MSGA__W_BATCH = 5,     /* pub -> sub: len bytes of DATA records */
+	/* Since 0.8, authenticated connections (auth_wire.h): */
+	MSGA__W_AUTH = 6,      /* sub -> pub: its proof (len 16), first */
+	MSGA__W_REFUSE = 7,    /* pub -> sub: SUBSCRIBE refused; off = errno */
 };
 
 enum msga__wire_flags {

@@ -16,6 +16,7 @@
 #include "credit.h"
 #include "liveness.h"
 #include "wire.h"
+#include "auth_wire.h"
 #include "ring.h"
 #include "slow_consumer.h"
 
@@ -76,6 +77,16 @@ struct msga__rsbuf {
 	struct msga__list node;        /* conn->rs_held or rs_idle */
 	_Alignas(64) char data[];      /* MSGA_MSG_MAX bytes */
 };
+/* A connection's part in an authenticated handshake (rc_auth.c). */
+struct msga__rc_auth {
+	uint8_t nonce[MSGA__AUTH_NONCE_LEN]; /* sub: our challenge */
+	uint8_t hello[MSGA__WIRE_HELLO_LEN]; /* sub: our hello, as sent */
+	uint8_t tag[MSGA__AUTH_TAG_LEN];     /* sub: the proof we send;
+					      * pub: the one we expect */
+	int proven;                          /* pub: it came, and matched */
+	int refused;                         /* pub: REFUSE sent */
+};
+
 struct msga__conn {
 	struct msga__ep eng;           /* the engine's: cm_id->context */
 	struct msga__list own_node;    /* pub->conns or sub->conns */
@@ -85,6 +96,7 @@ struct msga__conn {
 	uint32_t id;
 	int state;
 	int was_ready;
+	int established;               /* sub: rdma_cm said so */
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
 	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
@@ -113,6 +125,10 @@ struct msga__conn {
 	struct msga__credit cr;
 	struct msga__liveness live;    /* keepalives, peer timeout */
 	struct msga__setup_clock setup; /* not ready by its deadline: dropped */
+	/* authentication (rc_auth.c): the key it proves; NULL = none */
+	const struct msga__key *key;
+	struct msga__rc_auth auth;
+	uint64_t hs_deadline;          /* pub: handshake_ms after the request */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -209,6 +225,44 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal);
 void msga__conn_peer_name(struct msga__conn *c);
+/* "address:port" of id's peer into buf[0, n). */
+void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n);
+
+/*
+ * Access control (rc_auth.c). Subscriber: put the request after the hello
+ * in connect private data pdata (returns its length), check the
+ * publisher's proof when established (0 or -EACCES), send its own proof
+ * first (0 with no key); the status of a REJECTED event.
+ */
+size_t msga__rc_auth_connect(struct msga__conn *c, uint8_t *pdata);
+int msga__rc_auth_established(struct msga__conn *c, const void *pdata,
+			      size_t plen);
+int msga__rc_auth_send_proof(struct msga__conn *c);
+int msga__rc_reject_status(const struct rdma_cm_event *ev);
+/*
+ * Publisher: a connect request's key (0 with *key set, NULL when neither
+ * side has keys; or -EACCES, the request rejected and reported); the
+ * accept's private data in buf, the hello already there (returns its
+ * length); the subscriber's AUTH and SUBSCRIBE (0, or the negative errno
+ * to refuse it with, reported); reject with a reason (EACCES,
+ * ECONNREFUSED); report a refusal (MSGA_EVENT_REJECTED, rate limited) and
+ * the tick that reports what the limit held back; an allow-list entry's
+ * check (0 or -EINVAL).
+ */
+struct msga__key;
+int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,
+			  const void *pdata, size_t plen,
+			  const struct msga__key **key,
+			  struct msga__auth_req *req);
+int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
+			 const struct msga__auth_req *req, const void *pdata,
+			 uint8_t *buf);
+int msga__rc_auth_on_proof(struct msga__conn *c, const char *payload);
+int msga__rc_authorize(struct msga__conn *c);
+void msga__rc_reject(struct rdma_cm_id *id, int reason);
+void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
+uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now);
+int msga__rc_allow_check(const char *entry);
 void msga__conn_kill(struct msga__conn *c, int status, int notify);
 void msga__conn_free(struct msga__conn *c);
 /*

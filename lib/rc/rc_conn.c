@@ -288,9 +288,9 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 	}
 }
 
-void msga__conn_peer_name(struct msga__conn *c)
+void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n)
 {
-	struct sockaddr *sa = rdma_get_peer_addr(c->cm);
+	struct sockaddr *sa = rdma_get_peer_addr(id);
 	char ip[INET6_ADDRSTRLEN] = "?";
 	const void *a = NULL;
 
@@ -300,8 +300,12 @@ void msga__conn_peer_name(struct msga__conn *c)
 		a = &((struct sockaddr_in6 *)sa)->sin6_addr;
 	if (a)
 		inet_ntop(sa->sa_family, a, ip, sizeof(ip));
-	snprintf(c->peer, sizeof(c->peer), "%s:%u", ip,
-		 ntohs(rdma_get_dst_port(c->cm)));
+	snprintf(buf, n, "%s:%u", ip, ntohs(rdma_get_dst_port(id)));
+}
+
+void msga__conn_peer_name(struct msga__conn *c)
+{
+	msga__cm_peer_name(c->cm, c->peer, sizeof(c->peer));
 }
 
 void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
@@ -343,7 +347,7 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 		msga__pub_conn_gone(c);
 	if (!notify)
 		return;
-	if (was == MSGA__C_READY || c->was_ready)
+	if (c->was_ready)
 		msga__conn_emit(c, MSGA_EVENT_DISCONNECTED, status);
 	else if (c->sub)
 		msga__conn_emit(c, MSGA_EVENT_CONNECT_FAILED, status);

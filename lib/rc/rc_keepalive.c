@@ -55,9 +55,16 @@ static uint64_t conn_setup_tick(struct msga__conn *c, uint64_t now)
 
 	if (c->state == MSGA__C_DEAD)
 		return UINT64_MAX;
+	/* A publisher's handshake: its own deadline, a refusal when over. */
+	if (c->pub && now >= c->hs_deadline) {
+		if (!c->auth.refused)
+			msga__pub_rejected(c->pub, -ETIMEDOUT, c->peer);
+		msga__conn_kill(c, -ETIMEDOUT, 1);
+		return UINT64_MAX;
+	}
 	if (!msga__setup_expired(&c->setup, now, msga__keepalive_ns(c->ctx),
 				 c->ctx->peer_timeout_ns, &next))
-		return next;
+		return c->pub && c->hs_deadline < next ? c->hs_deadline : next;
 	msga__conn_kill(c, -ETIMEDOUT, 1);
 	return UINT64_MAX;
 }

@@ -168,7 +168,7 @@ static int cm_error_status(const struct rdma_cm_event *ev)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_REJECTED:
-		return -ECONNREFUSED;
+		return msga__rc_reject_status(ev);
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;

@@ -49,26 +49,38 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	};
 	struct rdma_conn_param param = { .retry_count = 7 };
 	struct msga__wire_hello peer, mine;
-	uint8_t buf[MSGA__WIRE_HELLO_LEN];
+	uint8_t buf[MSGA__WIRE_HELLO_LEN + MSGA__AUTH_RSP_LEN];
+	const struct msga__key *key;
+	struct msga__auth_req req;
 	struct msga__conn *c;
 	uint32_t ring_size;
+	char name[64];
 
 	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
 	    peer.slot_size < MSGA__DATA_SLOT)
 		return reject(id);
-	if (pub->nconns >= pub->max_conns) {
-		/* Before anything is allocated: a flood costs us nothing. */
+	/* Before anything is allocated: a flood costs us nothing. */
+	if (msga__rc_auth_request(pub, id, pdata, plen, &key, &req))
+		return;
+	if (pub->nconns >= pub->max_conns ||
+	    pub->nhandshakes >= pub->max_handshakes) {
 		pub->conns_refused++;
 		msga__ctx_fail(pub->ctx, -ECONNREFUSED, "publisher: max_conns "
-			       "(%u) reached, %llu connection(s) refused",
-			       pub->max_conns,
+			       "(%u) or max_handshakes (%u) reached, %llu "
+			       "connection(s) refused", pub->max_conns,
+			       pub->max_handshakes,
 			       (unsigned long long)pub->conns_refused);
-		return reject(id);
+		msga__cm_peer_name(id, name, sizeof(name));
+		msga__rc_reject(id, ECONNREFUSED);
+		msga__pub_rejected(pub, -ECONNREFUSED, name);
+		return;
 	}
 	c = msga__conn_new(pub->ctx, &geom, &msga__rc_pub_conn_ops);
 	if (!c)
 		return reject(id);
 	pub->nconns++;
+	pub->nhandshakes++;
+	c->hs_deadline = msga__now_ns() + pub->handshake_ns;
 	c->pub = pub;
 	c->cm = id;
 	id->context = &c->eng;
@@ -87,7 +99,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	msga__conn_hello(c, &mine, 1);
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
-	param.private_data_len = sizeof(buf);
+	param.private_data_len = (uint8_t)msga__rc_auth_accept(c, key, &req,
+							       pdata, buf);
 	/* A ring needs no batches: a record costs ring bytes, not a receive. */
 	if (!c->ring)
 		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
@@ -97,6 +110,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0);
 		c->state = MSGA__C_DEAD;
 		pub->nconns--;
+		pub->nhandshakes--;
 		msga__conn_free(c);
 	}
 }
@@ -149,19 +163,41 @@ int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 	return 0;
 }
 
+/*
+ * Tell a refused subscriber why, and give it nothing else: it hangs up
+ * when it reads the REFUSE, and the handshake deadline drops it if it
+ * does not. (Hanging up ourselves could flush the REFUSE unsent.)
+ */
+static int refuse_subscribe(struct msga__conn *c, int status)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_REFUSE,
+				    .off = (uint32_t)-status };
+
+	c->auth.refused = 1;
+	if (status == -EACCES || !msga__conn_can_ctl(c))
+		return status; /* (no proof: we owe it no answer) */
+	msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 1);
+	return 0;
+}
+
 static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 			const char *payload)
 {
 	uint64_t sent;
+	int ret;
 
-	if (c->state != MSGA__C_CONNECTING)
+	if (c->state != MSGA__C_CONNECTING || c->auth.refused)
 		return -EPROTO;
 	memcpy(c->pattern, payload, h->len);
 	c->pattern[h->len] = '\0';
 	if (msga__pattern_check(c->pattern))
 		return -EPROTO;
+	ret = msga__rc_authorize(c);
+	if (ret)
+		return refuse_subscribe(c, ret);
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
+	c->pub->nhandshakes--;
 	c->pub->nready++;
 	solo_update(c->pub);
 	msga__pub_work(c->pub);
@@ -178,10 +214,13 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 		      const char *payload)
 {
 	switch (h->type) {
+	case MSGA__W_AUTH:
+		return msga__rc_auth_on_proof(c, payload);
 	case MSGA__W_SUBSCRIBE:
 		return on_subscribe(c, h, payload);
 	case MSGA__W_CREDIT:
-		return 0;
+		/* (nothing from an unproven peer counts) */
+		return c->key && !c->auth.proven ? -EACCES : 0;
 	default:
 		return -EPROTO;
 	}
@@ -192,6 +231,8 @@ void msga__pub_conn_gone(struct msga__conn *c)
 	c->pub->nconns--;
 	if (c->was_ready)
 		c->pub->nready--;
+	else
+		c->pub->nhandshakes--;
 	solo_update(c->pub);
 	c->big_active = 0;
 	c->bat_open = 0;

@@ -103,7 +103,7 @@ static int on_route(struct msga__conn *c)
 {
 	struct rdma_conn_param param = { .retry_count = 7 };
 	struct msga__wire_hello mine;
-	uint8_t buf[MSGA__WIRE_HELLO_LEN];
+	uint8_t buf[MSGA__WIRE_HELLO_LEN + MSGA__AUTH_REQ_LEN];
 	int ret = msga__conn_setup(c);
 
 	if (!ret && c->ring && !c->ring_buf)
@@ -113,7 +113,7 @@ static int on_route(struct msga__conn *c)
 	msga__conn_hello(c, &mine, 2);
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
-	param.private_data_len = sizeof(buf);
+	param.private_data_len = (uint8_t)msga__rc_auth_connect(c, buf);
 	if (rdma_connect(c->cm, &param))
 		return errno == EADDRINUSE ? connect_again(c) :
 					     msga__neg_errno(ECONNREFUSED);
@@ -142,22 +142,36 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 	int ret = msga__wire_hello_get(ev->param.conn.private_data,
 				       ev->param.conn.private_data_len, &peer);
 
+	c->established = 1;
 	if (ret || peer.role != 1)
 		return -EPROTO;
+	ret = msga__rc_auth_established(c, ev->param.conn.private_data,
+					ev->param.conn.private_data_len);
+	if (ret)
+		return ret;
 	/* A publisher that did not echo the ring's size will SEND. */
 	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.mem.size))
 		c->ring = 0;
 	c->eng.silent = c->ring;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
+	ret = msga__rc_auth_send_proof(c);
+	if (ret)
+		return ret;
 	h.len = (uint32_t)strlen(c->sub->pattern);
 	memcpy(msga__conn_ctl_payload(c), c->sub->pattern, h.len);
 	ret = msga__conn_send(c, &h, h.len, NULL, 0, 0, MSGA__TAG_NONE, 1);
 	if (ret)
 		return ret;
 	c->state = MSGA__C_READY;
-	c->was_ready = 1;
 	c->nudge_at = msga__now_ns() + NUDGE_NS;
-	msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+	/*
+	 * An authenticated publisher may refuse the pattern (REFUSE): we
+	 * are connected when it answers otherwise (msga__sub_on_recv).
+	 */
+	if (!c->key) {
+		c->was_ready = 1;
+		msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+	}
 	return 0;
 }
 
@@ -322,6 +336,16 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns)
 {
+	if (h->type == MSGA__W_REFUSE)
+		return msga__ctx_fail(c->ctx, -(int)h->off, "connection %u to "
+				      "%s: the publisher refused pattern "
+				      "'%s'", c->id, c->peer, c->sub->pattern);
+	if (!c->was_ready) { /* (authenticated: its first answer) */
+		c->was_ready = 1;
+		msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);
+		if (c->state == MSGA__C_DEAD)
+			return 0;
+	}
 	switch (h->type) {
 	case MSGA__W_TOPIC: {
 		/* A name the API would refuse never reaches msg->topic. */

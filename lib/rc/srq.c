@@ -181,8 +181,8 @@ void msga__srq_conn_error(struct msga__conn *c)
 
 int msga__srq_quiet(struct msga__conn *c, uint64_t now)
 {
-	/* (a QP that never got ready took no SRQ receive) */
-	if (!c->srq || !c->qp || !c->was_ready || c->srq_last_wqe ||
+	/* (a QP that never got connected took no SRQ receive) */
+	if (!c->srq || !c->qp || !c->established || c->srq_last_wqe ||
 	    c->srq->closing)
 		return 1;
 	msga__srq_conn_error(c);
