@@ -91,19 +91,27 @@ enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
 		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
 		.role = 2, .recv_depth = 4, .slot_size = 4096,
 	};
+	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
+
+	msga__wire_hello_put(pdata, &hello);
+	return raw_connect_pdata(p, port, ctx, pdata, sizeof(pdata));
+}
+
+enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
+					  struct msga_ctx *ctx,
+					  const void *pdata, uint8_t plen)
+{
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
 	struct rdma_conn_param param = { .private_data = pdata,
-					 .private_data_len = sizeof(pdata),
+					 .private_data_len = plen,
 					 .retry_count = 7 };
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
 	char service[8];
 
-	msga__wire_hello_put(pdata, &hello);
 	snprintf(service, sizeof(service), "%u", port);
 	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
 				      &ai), 0);

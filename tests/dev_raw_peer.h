@@ -44,6 +44,10 @@ uint16_t raw_listen(struct raw_peer *p);
  */
 enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
 				    struct msga_ctx *ctx);
+/* The same with the connect's private data given (a hello and more). */
+enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
+					  struct msga_ctx *ctx,
+					  const void *pdata, uint8_t plen);
 /* What a test made for id, in the order verbs wants it gone (any NULL). */
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
 		    struct ibv_cq *cq);

@@ -72,8 +72,8 @@ int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
 			       0 : -EPROTO;
 	case MSGA__W_AUTH: /* a tag (auth_wire.h) */
 		return h->len == 16 && payload == 16 ? 0 : -EPROTO;
-	case MSGA__W_REFUSE: /* off: a positive errno */
-		return payload == 0 && h->off >= 1 && h->off < 4096 ?
+	case MSGA__W_REFUSE: /* seq: a positive errno */
+		return payload == 0 && h->seq >= 1 && h->seq < 4096 ?
 			       0 : -EPROTO;
 	default:
 		return -EPROTO;

@@ -41,7 +41,7 @@ enum msga__wire_type {
 	MSGA__W_BATCH = 5,     /* pub -> sub: len bytes of DATA records */
 	/* Since 0.8, authenticated connections (auth_wire.h): */
 	MSGA__W_AUTH = 6,      /* sub -> pub: its proof (len 16), first */
-	MSGA__W_REFUSE = 7,    /* pub -> sub: SUBSCRIBE refused; off = errno */
+	MSGA__W_REFUSE = 7,    /* pub -> sub: SUBSCRIBE refused; seq = errno */
 };
 
 enum msga__wire_flags {

@@ -171,7 +171,7 @@ int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 static int refuse_subscribe(struct msga__conn *c, int status)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_REFUSE,
-				    .off = (uint32_t)-status };
+				    .seq = (uint64_t)-status };
 
 	c->auth.refused = 1;
 	if (status == -EACCES || !msga__conn_can_ctl(c))

@@ -337,7 +337,7 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      uint32_t plen, uint64_t now_ns)
 {
 	if (h->type == MSGA__W_REFUSE)
-		return msga__ctx_fail(c->ctx, -(int)h->off, "connection %u to "
+		return msga__ctx_fail(c->ctx, -(int)h->seq, "connection %u to "
 				      "%s: the publisher refused pattern "
 				      "'%s'", c->id, c->peer, c->sub->pattern);
 	if (!c->was_ready) { /* (authenticated: its first answer) */
