@@ -205,10 +205,10 @@ Test(auth_wire, reject_without_our_reason)
 	cr_expect_eq(msga__auth_rej_get(pd, 148), 0);
 }
 
-/* wire.c: a header of type t with len, off, and payload bytes after it. */
-static int hdr(uint8_t t, uint32_t len, uint32_t off, size_t payload)
+/* wire.c: a header of type t with len, seq, and payload bytes after it. */
+static int hdr(uint8_t t, uint32_t len, uint64_t seq, size_t payload)
 {
-	struct msga__wire_hdr h = { .type = t, .len = len, .off = off };
+	struct msga__wire_hdr h = { .type = t, .len = len, .seq = seq };
 	int ret = msga__wire_hdr_check(&h, payload);
 	uint8_t buf[MSGA__WIRE_HDR_LEN + 64] = { 0 };
 	struct msga__wire_hdr got;
@@ -243,7 +243,7 @@ Test(auth_wire, wire_refuse_message)
 	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, 4095, 0), 0);
 	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, 0, 0), -EPROTO);
 	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, 4096, 0), -EPROTO);
-	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, UINT32_MAX, 0), -EPROTO);
+	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, UINT64_MAX, 0), -EPROTO);
 	cr_expect_eq(hdr(MSGA__W_REFUSE, 0, EPERM, 1), -EPROTO);
 	cr_expect_eq(hdr(MSGA__W_REFUSE, 1, EPERM, 1), -EPROTO);
 	/* the type after REFUSE is still unknown */

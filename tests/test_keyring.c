@@ -161,12 +161,8 @@ Test(keyring, directory_is_einval)
 	expect_said("not a regular file");
 }
 
-/*
- * Disabled: keyring.c opens the file before it checks its type, without
- * O_NONBLOCK, so a FIFO blocks msga_ctx_open() until a writer comes.
- * Enable it with that fix.
- */
-Test(keyring, fifo_is_einval, .timeout = 5, .disabled = true)
+/* A FIFO must not block msga_ctx_open() (O_NONBLOCK) but be refused. */
+Test(keyring, fifo_is_einval, .timeout = 5)
 {
 	char fifo[PATH_MAX + 8];
 

@@ -49,11 +49,14 @@ static int read_keyfile(const char *path, char *text, size_t *len)
 {
 	struct stat st;
 	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err;
+	/* (O_NONBLOCK: a FIFO would block the open; it is refused below) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int err;
 
 	if (fd < 0) {
-		err = errno == ENOENT ? -ENOENT : errno == ELOOP ? -EPERM :
-							     -EACCES;
+		err = errno == ENOENT || errno == ENOTDIR ? -ENOENT :
+		      errno == ELOOP ? -EPERM :
+		      errno == ENAMETOOLONG ? -EINVAL : -EACCES;
 		return msga__open_fail(err, "msga_ctx_open: key_file '%s': %s",
 				       path, strerror(-err));
 	}

@@ -44,6 +44,10 @@ static int ref_ok(const struct msga__wire_hdr *h, size_t payload)
 		return payload == 0;
 	case MSGA__W_BATCH:
 		return h->len == payload && payload >= MSGA__WIRE_HDR_LEN;
+	case MSGA__W_AUTH:
+		return h->len == 16 && payload == 16;
+	case MSGA__W_REFUSE:
+		return payload == 0 && h->seq >= 1 && h->seq < 4096;
 	default:
 		return 0;
 	}
