@@ -91,8 +91,6 @@ struct msga_pub {
 	uint32_t max_handshakes;
 	uint64_t handshake_ns;
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
-	int reject_status;             /* the last refusal's, for the tick */
-	char reject_peer[64];
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
 	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;

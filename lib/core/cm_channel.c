@@ -2,9 +2,12 @@
 /*
  * cm_channel.c - the context's one rdma_cm event channel, non-blocking,
  * made on first use: every id of the context reports on it, the engine
- * reads it (engine.c) and event mode waits on it (event_fd.c).
+ * reads it (engine.c) and event mode waits on it (event_fd.c); and how
+ * an id's peer is named in events and messages.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <stdio.h>
 
 #include "endpoint.h"
 
@@ -24,4 +27,19 @@ int msga__ctx_cm_channel(struct msga_ctx *ctx)
 		return msga__ctx_fail(ctx, msga__neg_errno(EIO),
 				      "O_NONBLOCK on the rdma_cm channel");
 	return 0;
+}
+
+void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const void *a = NULL;
+
+	if (sa->sa_family == AF_INET)
+		a = &((struct sockaddr_in *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		a = &((struct sockaddr_in6 *)sa)->sin6_addr;
+	if (a)
+		inet_ntop(sa->sa_family, a, ip, sizeof(ip));
+	snprintf(buf, n, "%s:%u", ip, ntohs(rdma_get_dst_port(id)));
 }

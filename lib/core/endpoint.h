@@ -104,6 +104,8 @@ static inline void msga__ctx_want_work(struct msga_ctx *ctx)
 
 /* The non-blocking rdma_cm channel every id of this context uses. */
 int msga__ctx_cm_channel(struct msga_ctx *ctx);
+/* "address:port" of id's peer into buf[0, n). */
+void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n);
 /* We started a connection manager exchange: look for its events often. */
 void msga__ctx_cm_soon(struct msga_ctx *ctx);
 

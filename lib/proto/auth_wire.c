@@ -68,3 +68,27 @@ int msga__auth_rej_get(const void *pdata, size_t n)
 	reason = msga__get16(p + 6);
 	return reason < 4096 ? reason : 0;
 }
+
+void msga__auth_rreq_put(void *buf, const struct msga__auth_rreq *r)
+{
+	uint8_t *p = buf;
+
+	msga__put64(p, r->key_id);
+	msga__put64(p + 8, r->ts_ms);
+	memcpy(p + 16, r->nonce, MSGA__AUTH_NONCE_LEN);
+	memcpy(p + 32, r->tag, MSGA__AUTH_TAG_LEN);
+}
+
+int msga__auth_rreq_get(const void *pdata, size_t n,
+			struct msga__auth_rreq *r)
+{
+	const uint8_t *p = pdata;
+
+	if (!pdata || n < MSGA__AUTH_RREQ_LEN)
+		return 0;
+	r->key_id = msga__get64(p);
+	r->ts_ms = msga__get64(p + 8);
+	memcpy(r->nonce, p + 16, MSGA__AUTH_NONCE_LEN);
+	memcpy(r->tag, p + 32, MSGA__AUTH_TAG_LEN);
+	return r->key_id != 0;
+}

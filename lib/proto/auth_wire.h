@@ -20,6 +20,15 @@
  * The subscriber's proof (a tag over the same, with another label) is
  * the payload of its first SEND, a MSGA__W_AUTH message (wire.h).
  *
+ * A READ endpoint's reader (lib/ud/read_auth.c) proves its key in its
+ * connect request alone, 48 bytes:
+ *   0   u64 key_id
+ *   8   u64 ts_ms     its CLOCK_REALTIME, milliseconds (replay_guard.h)
+ *   16  u8  nonce[16]
+ *   32  u8  tag[16]   over key_id, ts_ms, nonce and the publisher's origin
+ * and the endpoint's accept appends its tag (over the nonce and the
+ * offer) to the 32-byte offer (read_wire.h).
+ *
  * IB and RoCE pad private data with zeros to the CM's size: a key_id of
  * 0 is "no key", and an all-zero accept tag never verifies.
  */
@@ -34,6 +43,7 @@
 #define MSGA__AUTH_REQ_LEN 24u
 #define MSGA__AUTH_RSP_LEN 32u
 #define MSGA__AUTH_REJ_LEN 8u
+#define MSGA__AUTH_RREQ_LEN 48u
 
 struct msga__auth_req {
 	uint64_t key_id;
@@ -57,6 +67,17 @@ void msga__auth_rsp_put(void *buf, const struct msga__auth_rsp *r);
 /* The same for an accept's response: 1, or 0 when there is none. */
 int msga__auth_rsp_get(const void *pdata, size_t n, size_t hello_len,
 		       struct msga__auth_rsp *r);
+struct msga__auth_rreq {
+	uint64_t key_id;
+	uint64_t ts_ms;
+	uint8_t nonce[MSGA__AUTH_NONCE_LEN];
+	uint8_t tag[MSGA__AUTH_TAG_LEN];
+};
+
+void msga__auth_rreq_put(void *buf, const struct msga__auth_rreq *r);
+/* 1 and *r filled, or 0 when pdata[0, n) holds none (key_id 0: none). */
+int msga__auth_rreq_get(const void *pdata, size_t n,
+			struct msga__auth_rreq *r);
 void msga__auth_rej_put(void *buf, int reason);
 /* A reject's reason, a positive errno, or 0 when it carries none of ours. */
 int msga__auth_rej_get(const void *pdata, size_t n);

@@ -11,11 +11,15 @@
 
 #include <stdint.h>
 
+#include "msgaccel.h"
+
 struct msga__reject_limit {
 	uint64_t interval_ns;  /* 1 s / events per second */
 	uint64_t next_ns;      /* no event before this */
 	uint64_t pending;      /* refused, not yet reported */
 	uint64_t total;        /* refused since creation */
+	int status;            /* the last refusal's */
+	char peer[64];         /* and its peer */
 };
 
 void msga__reject_limit_init(struct msga__reject_limit *l,
@@ -26,5 +30,18 @@ void msga__reject_limit_init(struct msga__reject_limit *l,
  */
 int msga__reject_limit_hit(struct msga__reject_limit *l, uint64_t now_ns,
 			   uint64_t *count);
+
+/*
+ * A publisher's refusal of peer with status: counted, and reported to cb
+ * (MSGA_EVENT_REJECTED, pub's) when the limit allows. The due check, from
+ * the publisher's tick, reports what the limit held back; it returns when
+ * to look again (UINT64_MAX: nothing held).
+ */
+void msga__reject_report(struct msga__reject_limit *l, uint64_t now_ns,
+			 int status, const char *peer, struct msga_pub *pub,
+			 msga_event_cb cb, void *user);
+uint64_t msga__reject_report_due(struct msga__reject_limit *l,
+				 uint64_t now_ns, struct msga_pub *pub,
+				 msga_event_cb cb, void *user);
 
 #endif

@@ -225,8 +225,6 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal);
 void msga__conn_peer_name(struct msga__conn *c);
-/* "address:port" of id's peer into buf[0, n). */
-void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n);
 
 /*
  * Access control (rc_auth.c). Subscriber: put the request after the hello

@@ -119,34 +119,14 @@ void msga__rc_reject(struct rdma_cm_id *id, int reason)
 
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer)
 {
-	struct msga_event ev = { .type = MSGA_EVENT_REJECTED,
-				 .status = status, .pub = pub, .peer = peer };
-
-	pub->reject_status = status;
-	snprintf(pub->reject_peer, sizeof(pub->reject_peer), "%s", peer);
-	if (!msga__reject_limit_hit(&pub->rejects, msga__now_ns(), &ev.count))
-		return;
-	if (pub->on_event)
-		pub->on_event(&ev, pub->user);
+	msga__reject_report(&pub->rejects, msga__now_ns(), status, peer, pub,
+			    pub->on_event, pub->user);
 }
 
 uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now)
 {
-	struct msga_event ev = { .type = MSGA_EVENT_REJECTED,
-				 .status = pub->reject_status, .pub = pub,
-				 .peer = pub->reject_peer };
-
-	if (!pub->rejects.pending)
-		return UINT64_MAX;
-	if (now < pub->rejects.next_ns)
-		return pub->rejects.next_ns;
-	/* (a refusal of 0 more: what the last interval held back) */
-	pub->rejects.total--;
-	msga__reject_limit_hit(&pub->rejects, now, &ev.count);
-	ev.count--;
-	if (ev.count && pub->on_event)
-		pub->on_event(&ev, pub->user);
-	return UINT64_MAX;
+	return msga__reject_report_due(&pub->rejects, now, pub, pub->on_event,
+				       pub->user);
 }
 
 int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,

@@ -288,21 +288,6 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 	}
 }
 
-void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n)
-{
-	struct sockaddr *sa = rdma_get_peer_addr(id);
-	char ip[INET6_ADDRSTRLEN] = "?";
-	const void *a = NULL;
-
-	if (sa->sa_family == AF_INET)
-		a = &((struct sockaddr_in *)sa)->sin_addr;
-	else if (sa->sa_family == AF_INET6)
-		a = &((struct sockaddr_in6 *)sa)->sin6_addr;
-	if (a)
-		inet_ntop(sa->sa_family, a, ip, sizeof(ip));
-	snprintf(buf, n, "%s:%u", ip, ntohs(rdma_get_dst_port(id)));
-}
-
 void msga__conn_peer_name(struct msga__conn *c)
 {
 	msga__cm_peer_name(c->cm, c->peer, sizeof(c->peer));

@@ -13,6 +13,7 @@
 #ifndef MSGA_MCAST_H
 #define MSGA_MCAST_H
 
+#include "replay_guard.h"
 #include "internal.h"
 #include "endpoint.h"
 #include "mcast_map.h"
@@ -145,6 +146,7 @@ struct msga__rserve {
 	struct msga__rreader readers[MSGA__UD_READERS_MAX];
 	uint32_t nreaders;
 	uint64_t served, refused;
+	struct msga__replay_guard replay; /* keys: requests used (read_auth.c) */
 };
 
 /* Where in a publisher's ring a run of a stream's missing numbers lies. */
@@ -195,6 +197,7 @@ struct msga__rconn {
 	uint64_t used_ns;
 	uint32_t inflight;           /* batches posted, not yet completed */
 	struct msga__rbatch b[MSGA__UD_READ_BATCHES];
+	uint8_t nonce[16];           /* keys: our request's (read_auth.c) */
 };
 
 /* Where one reliable publisher takes NAKs: its QP, from its datagrams. */
@@ -419,5 +422,23 @@ uint32_t msga__host_id(void);
 uint64_t msga__new_origin(void);
 /* "mcast://GROUP[/BITS]" into a range; -EINVAL. */
 int msga__parse_mcast_uri(const char *uri, struct msga__mcast_range *r);
+
+/*
+ * Keys on the READ endpoint (read_auth.c): the reader's connect private
+ * data (its length; 0 without keys) and its check of the accept (0 or
+ * -EACCES); the endpoint's check of a request (0 with *key set, NULL
+ * without keys; -EACCES) and its accept's tag after the offer (the
+ * accept's length).
+ */
+#define MSGA__READ_AUTH_WINDOW_MS 30000u
+struct msga__key;
+size_t msga__read_auth_connect(struct msga__rconn *rc, uint8_t *pdata);
+int msga__read_auth_established(const struct msga__rconn *rc,
+				const void *pdata, size_t plen);
+int msga__read_auth_request(struct msga__rserve *sv, const void *pdata,
+			    size_t plen, const struct msga__key **key,
+			    uint8_t nonce[16]);
+size_t msga__read_auth_accept(const struct msga__key *key,
+			      const uint8_t *nonce, uint8_t *offer);
 
 #endif

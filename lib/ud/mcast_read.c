@@ -37,6 +37,7 @@
 #include "mcast.h"
 #include "pubsub.h"
 #include "read_wire.h"
+#include "auth_wire.h"
 #include "retain.h"
 #include "retain_scan.h"
 
@@ -274,6 +275,7 @@ static int rconn_connect(struct msga__rconn *rc)
 			 .max_recv_sge = 1 },
 	};
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	uint8_t pdata[MSGA__AUTH_RREQ_LEN];
 
 	if (rc->id->verbs != ctx->verbs)
 		return -ENODEV; /* the publisher is reached on another device */
@@ -294,6 +296,8 @@ static int rconn_connect(struct msga__rconn *rc)
 	cp.initiator_depth = ctx->dev_attr.max_qp_init_rd_atom < 16 ?
 			     (uint8_t)ctx->dev_attr.max_qp_init_rd_atom : 16;
 	cp.responder_resources = 0;
+	cp.private_data = pdata;
+	cp.private_data_len = (uint8_t)msga__read_auth_connect(rc, pdata);
 	if (rdma_connect(rc->id, &cp))
 		return -ECONNREFUSED;
 	rc->state = MSGA__R_CONNECTING;
@@ -320,7 +324,10 @@ static void rconn_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		/* the offer is the publisher's word: checked, then kept */
 		if (msga__rdw_get(ev->param.conn.private_data,
-				  ev->param.conn.private_data_len, &offer)) {
+				  ev->param.conn.private_data_len, &offer) ||
+		    msga__read_auth_established(rc,
+						ev->param.conn.private_data,
+						ev->param.conn.private_data_len)) {
 			rconn_fail(rc);
 			return;
 		}

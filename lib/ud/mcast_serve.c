@@ -23,6 +23,7 @@
 #include "mcast.h"
 #include "pubsub.h"
 #include "read_wire.h"
+#include "auth_wire.h"
 
 static const struct msga__ep_ops serve_ops;
 
@@ -49,8 +50,25 @@ static struct msga__rreader *reader_of(struct msga__rserve *sv,
 	return NULL;
 }
 
+/* A reader without the key: refused before anything is made for it. */
+static void refuse(struct msga__rserve *sv, struct rdma_cm_id *id)
+{
+	struct msga_pub *pub = sv->pub;
+	uint8_t rej[MSGA__AUTH_REJ_LEN];
+	char peer[64];
+
+	msga__cm_peer_name(id, peer, sizeof(peer));
+	sv->refused++;
+	msga__auth_rej_put(rej, EACCES);
+	rdma_reject(id, rej, sizeof(rej));
+	rdma_destroy_id(id);
+	msga__reject_report(&pub->rejects, msga__now_ns(), -EACCES, peer, pub,
+			    pub->on_event, pub->user);
+}
+
 /* A subscriber asks to read: a QP that answers READs, and the offer. */
-static void on_request(struct msga__rserve *sv, struct rdma_cm_id *id)
+static void on_request(struct msga__rserve *sv, struct rdma_cm_id *id,
+		       const void *pdata, size_t plen)
 {
 	struct msga_ctx *ctx = sv->ctx;
 	struct ibv_qp_init_attr qia = {
@@ -60,8 +78,13 @@ static void on_request(struct msga__rserve *sv, struct rdma_cm_id *id)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct rdma_conn_param cp = { .rnr_retry_count = 7 };
-	uint8_t offer[MSGA__RDW_LEN];
+	uint8_t offer[MSGA__RDW_LEN + MSGA__AUTH_TAG_LEN];
+	uint8_t nonce[MSGA__AUTH_NONCE_LEN];
 	struct msga__rreader *r = NULL;
+	const struct msga__key *key;
+
+	if (msga__read_auth_request(sv, pdata, plen, &key, nonce))
+		return refuse(sv, id);
 
 	for (uint32_t i = 0; i < MSGA__UD_READERS_MAX && !r; i++)
 		if (!sv->readers[i].id)
@@ -80,7 +103,8 @@ static void on_request(struct msga__rserve *sv, struct rdma_cm_id *id)
 	msga__rdw_put(offer, &(struct msga__rdw_offer){
 		.rkey = sv->mr->rkey, .len = sv->len, .cap = sv->cap });
 	cp.private_data = offer;
-	cp.private_data_len = sizeof(offer);
+	cp.private_data_len = (uint8_t)msga__read_auth_accept(key, nonce,
+							      offer);
 	/* READs it may have in flight at once: it asks for up to 16 */
 	cp.responder_resources = ctx->dev_attr.max_qp_rd_atom < 16 ?
 				 (uint8_t)ctx->dev_attr.max_qp_rd_atom : 16;
@@ -99,7 +123,8 @@ static void serve_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
 	struct msga__rreader *r;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		on_request(sv, ev->id);
+		on_request(sv, ev->id, ev->param.conn.private_data,
+			   ev->param.conn.private_data_len);
 		return;
 	}
 	r = reader_of(sv, ev->id);
@@ -211,6 +236,7 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 	sv->pub = pub;
 	sv->len = pub->retain.mem_len;
 	sv->cap = pub->retain.cap;
+	msga__replay_guard_init(&sv->replay, MSGA__READ_AUTH_WINDOW_MS);
 	msga__ep_add(ctx, &sv->eng, &serve_ops, 1);
 	ret = -ENOMEM;
 	sv->cq = ibv_create_cq(ctx->verbs, 2, NULL, NULL, 0);
