@@ -4,7 +4,10 @@
  * at most one MSGA_EVENT_REJECTED per interval, and every refusal counted
  * in exactly one event, so a flood costs a bounded number of callbacks.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -118,4 +121,54 @@ Test(reject_limit, init_forgets)
 	cr_expect_eq(l.total, 0);
 	cr_expect_eq(l.pending, 0);
 	cr_expect_eq(hit(1), 1);
+}
+
+/* ------------------------------------------------ the events themselves */
+
+static struct {
+	int events;
+	uint64_t counted;
+	int status;
+	char peer[64];
+} seen;
+
+static void on_event(const struct msga_event *ev, void *user)
+{
+	cr_assert_eq(ev->type, MSGA_EVENT_REJECTED);
+	cr_assert_eq(user, &seen);
+	seen.events++;
+	seen.counted += ev->count;
+	seen.status = ev->status;
+	snprintf(seen.peer, sizeof(seen.peer), "%s", ev->peer);
+}
+
+/*
+ * Every refusal reaches exactly one event: those the limit holds back go
+ * out with the tick once it allows, naming the last refusal.
+ */
+Test(reject_limit, report_and_due_count_every_refusal)
+{
+	memset(&seen, 0, sizeof(seen));
+	msga__reject_limit_init(&l, 10);
+	msga__reject_report(&l, 1000 * MS, -EACCES, "a:1", NULL, on_event,
+			    &seen);
+	cr_expect_eq(seen.events, 1);
+	cr_expect_eq(seen.counted, 1);
+	for (int i = 0; i < 5; i++)
+		msga__reject_report(&l, 1000 * MS + 1 + i, -EPERM, "b:2", NULL,
+				    on_event, &seen);
+	cr_expect_eq(seen.events, 1, "held back");
+	cr_expect_eq(msga__reject_report_due(&l, 1050 * MS, NULL, on_event,
+					     &seen), 1100 * MS);
+	cr_expect_eq(seen.events, 1);
+	cr_expect_eq(msga__reject_report_due(&l, 1100 * MS, NULL, on_event,
+					     &seen), UINT64_MAX);
+	cr_expect_eq(seen.events, 2);
+	cr_expect_eq(seen.counted, 6);
+	cr_expect_eq(seen.status, -EPERM);
+	cr_expect_str_eq(seen.peer, "b:2");
+	cr_expect_eq(msga__reject_report_due(&l, 5000 * MS, NULL, on_event,
+					     &seen), UINT64_MAX, "nothing held");
+	cr_expect_eq(seen.events, 2);
+	cr_expect_eq(l.total, 6);
 }

@@ -70,6 +70,7 @@ struct opts {
 	int ud;             /* --ud: unicast UD (ud://) instead of RC */
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
+	const char *key_file; /* --key-file: authenticated contexts */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -237,7 +238,8 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 			  const char *sub_pattern, msga_msg_cb on_msg)
 {
 	struct msga_ctx_attr ca = { .size = sizeof(ca), .local_addr = o->addr,
-				    .dev_name = o->dev };
+				    .dev_name = o->dev,
+				    .key_file = o->key_file };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
 				    .flags = o->reliable ? MSGA_PUB_RELIABLE : 0 };
@@ -938,6 +940,8 @@ static void usage(void)
 	       "                    messages and answer NAKs: loss recovery)\n"
 	       "  --ud              over unicast UD (ud://) instead of RC\n"
 	       "  --no-ring         RC data by SEND/RECV, not the WRITE ring\n"
+	       "  --key-file FILE   both sides' contexts take their keys from\n"
+	       "                    FILE (msga_ctx_open(3)): authenticated\n"
 	       "  --vs-write BLOCK  with --pingpong over RC: also a bare RDMA\n"
 	       "                    WRITE ping-pong on PORT+2, in alternating\n"
 	       "                    blocks of BLOCK round trips; prints the ratio\n"
@@ -973,6 +977,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "reliable", no_argument, NULL, 'Y' },
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "vs-write", required_argument, NULL, 'W' },
+		{ "key-file", required_argument, NULL, 'k' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
@@ -1004,6 +1009,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->vs_write = parse_num(optarg, 10, 100000, "--vs-write"); break;
 		case 'J': o->json = optarg; break;
+		case 'k': o->key_file = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))

@@ -2,8 +2,9 @@
 /*
  * fuzz_auth_wire.c - the authenticated handshake's decoders
  * (lib/proto/auth_wire.c) fed any rdma_cm private data: a connect's
- * request (msga__auth_req_get), an accept's response (msga__auth_rsp_get)
- * and a reject's reason (msga__auth_rej_get). The first input byte is the
+ * request (msga__auth_req_get), an accept's response (msga__auth_rsp_get),
+ * a reject's reason (msga__auth_rej_get) and a READ endpoint's request
+ * (msga__auth_rreq_get, at the start of the private data). The first input byte is the
  * hello's length (0 to 63; the library passes 32), the rest the private
  * data, in an exact-size heap copy so AddressSanitizer sees a read past
  * it. Each verdict must equal a reference written here from auth_wire.h,
@@ -57,6 +58,23 @@ static void check_req(const uint8_t *p, size_t n, size_t hello)
 	FUZZ_CHECK(!memcmp(again, p + hello, sizeof(again)));
 }
 
+/* A READ request: 48 bytes from the start, key_id first, never 0. */
+static void check_rreq(const uint8_t *p, size_t n)
+{
+	struct msga__auth_rreq r;
+	uint8_t again[MSGA__AUTH_RREQ_LEN];
+	int ret;
+
+	memset(&r, 0xa5, sizeof(r));
+	ret = msga__auth_rreq_get(p, n, &r);
+	FUZZ_CHECK(ret == (n >= 48 && ref_le(p, 8) != 0));
+	if (!ret)
+		return;
+	FUZZ_CHECK(r.ts_ms == ref_le(p + 8, 8));
+	msga__auth_rreq_put(again, &r);
+	FUZZ_CHECK(!memcmp(again, p, sizeof(again)));
+}
+
 static void check_rsp(const uint8_t *p, size_t n, size_t hello)
 {
 	struct msga__auth_rsp r;
@@ -96,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_req(p, n, hello);
 	check_rsp(p, n, hello);
 	check_rej(p, n);
+	check_rreq(p, n);
 	free(p);
 	return 0;
 }
