@@ -64,36 +64,10 @@ bench_start auth_bench "$builddir/bench/msga_feed" "$@"
 bench_in_vm auth_bench "$out" 3000 "$here/auth_bench.sh" \
 	ROUNDS="$ROUNDS" ITERS="$ITERS" CONNECTS="$CONNECTS"
 
-jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" \
-	--slurpfile conn "$out/conntime.json" '
-  def median: sort | if length == 0 then null
-    elif length % 2 == 1 then .[length / 2 | floor]
-    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  def r3: if . == null then null else (. * 1000 | round / 1000) end;
-  [split("\n")[] | select(length > 0) | split("\t")
-   | select(.[2] != "NA")
-   | {round: (.[0] | tonumber), mode: .[1], med: (.[2] | tonumber),
-      p99: (.[3] | tonumber)}]
-  | [group_by(.round)[] | map({key: .mode, value: {med, p99}})
-     | from_entries | select(.plain and .keyed)] as $ok
-  | if ($ok | length) == 0 then error("no round where both modes ran")
-    else . end
-  | {rounds_run: $rounds, rounds: ($ok | length), iters: $iters,
-     size_bytes: 64, device: "rxe0", date: (now | todate),
-     median_us: {plain: ($ok | map(.plain.med) | median | r3),
-                 keyed: ($ok | map(.keyed.med) | median | r3)},
-     p99_us: {plain: ($ok | map(.plain.p99) | median | r3),
-              keyed: ($ok | map(.keyed.p99) | median | r3)},
-     ratio_of_medians: {
-       median: (($ok | map(.keyed.med) | median) /
-                ($ok | map(.plain.med) | median) | r3),
-       p99: (($ok | map(.keyed.p99) | median) /
-             ($ok | map(.plain.p99) | median) | r3)},
-     median_of_ratios: {
-       median: ($ok | map(.keyed.med / .plain.med) | median | r3),
-       p99: ($ok | map(.keyed.p99 / .plain.p99) | median | r3)},
-     connect: ($conn[0] // {})}' \
-	"$out/auth.tsv" >"$out/auth.json" ||
+{ bench_pair_json plain keyed "$out/auth.tsv" "$ROUNDS" "$ITERS" |
+	jq --slurpfile conn "$out/conntime.json" '. + {connect: ($conn[0] // {})}'; } \
+	>"$out/auth.json" &&
+	jq -e .rounds "$out/auth.json" >/dev/null ||
 	{ echo "auth_bench: could not build auth.json" >&2; exit 1; }
 jq -r '"rxe0, \(.rounds) rounds of \(.iters) RC round trips (64 B), RTT/2 us:\n  median: plain \(.median_us.plain), keyed \(.median_us.keyed); keyed / plain: ratio of medians \(.ratio_of_medians.median), median of ratios \(.median_of_ratios.median)\n  p99:    plain \(.p99_us.plain), keyed \(.p99_us.keyed); keyed / plain: ratio of medians \(.ratio_of_medians.p99), median of ratios \(.median_of_ratios.p99)\n  connect (median of \(.connect.count) each): plain \(.connect.plain_median_us) us, keyed \(.connect.keyed_median_us) us, keyed / plain \(.connect.ratio)"' "$out/auth.json"
 echo "(issue 26 target: keyed / plain ping-pong <= 1.01)"

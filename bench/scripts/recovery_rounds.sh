@@ -54,34 +54,8 @@ bench_start recovery_rounds "$builddir/bench/msga_feed" "$@"
 bench_in_vm recovery_rounds "$out" 3000 "$here/recovery_rounds.sh" \
 	ROUNDS="$ROUNDS" ITERS="$ITERS"
 
-jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
-  def median: sort | if length == 0 then null
-    elif length % 2 == 1 then .[length / 2 | floor]
-    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  def r3: if . == null then null else (. * 1000 | round / 1000) end;
-  [split("\n")[] | select(length > 0) | split("\t")
-   | select(.[2] != "NA")
-   | {round: (.[0] | tonumber), mode: .[1], med: (.[2] | tonumber),
-      p99: (.[3] | tonumber)}]
-  | [group_by(.round)[] | map({key: .mode, value: {med, p99}})
-     | from_entries | select(.plain and .reliable)] as $ok
-  | if ($ok | length) == 0 then error("no round where both modes ran")
-    else . end
-  | {rounds_run: $rounds, rounds: ($ok | length), iters: $iters,
-     size_bytes: 64, device: "rxe0", date: (now | todate),
-     median_us: {plain: ($ok | map(.plain.med) | median | r3),
-                 reliable: ($ok | map(.reliable.med) | median | r3)},
-     p99_us: {plain: ($ok | map(.plain.p99) | median | r3),
-              reliable: ($ok | map(.reliable.p99) | median | r3)},
-     ratio_of_medians: {
-       median: (($ok | map(.reliable.med) | median) /
-                ($ok | map(.plain.med) | median) | r3),
-       p99: (($ok | map(.reliable.p99) | median) /
-             ($ok | map(.plain.p99) | median) | r3)},
-     median_of_ratios: {
-       median: ($ok | map(.reliable.med / .plain.med) | median | r3),
-       p99: ($ok | map(.reliable.p99 / .plain.p99) | median | r3)}}' \
-	"$out/recovery.tsv" >"$out/recovery.json" ||
+bench_pair_json plain reliable "$out/recovery.tsv" "$ROUNDS" "$ITERS" \
+	>"$out/recovery.json" ||
 	{ echo "recovery_rounds: could not build recovery.json" >&2; exit 1; }
 jq -r '"rxe0, \(.rounds) rounds of \(.iters) multicast round trips (64 B), RTT/2 us:\n  median: plain \(.median_us.plain), reliable \(.median_us.reliable); reliable / plain: ratio of medians \(.ratio_of_medians.median), median of ratios \(.median_of_ratios.median)\n  p99:    plain \(.p99_us.plain), reliable \(.p99_us.reliable); reliable / plain: ratio of medians \(.ratio_of_medians.p99), median of ratios \(.median_of_ratios.p99)"' "$out/recovery.json"
 echo "(issue 25 target: reliable / plain <= 1.05, median and p99)"

@@ -44,3 +44,40 @@ bench_start() {
 	[ -x "$prog" ] || { echo "$name: build first: no $prog" >&2; exit 1; }
 	command -v jq >/dev/null || { echo "$name: jq is needed" >&2; exit 1; }
 }
+
+# bench_pair_json A B TSV ROUNDS ITERS: the JSON summary of a TSV of
+# "round<TAB>mode<TAB>median_us<TAB>p99_us" lines (NA: the run failed),
+# modes A and B alternating in each round: the medians over the rounds of
+# each one's median and p99 RTT/2, the ratio of those medians (B / A), and
+# the median of the per-round ratios. Rounds missing either mode are left
+# out; none left is an error.
+bench_pair_json() {
+	jq -R -s --arg a "$1" --arg b "$2" --argjson rounds "$4" \
+		--argjson iters "$5" '
+  def median: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def r3: if . == null then null else (. * 1000 | round / 1000) end;
+  [split("\n")[] | select(length > 0) | split("\t")
+   | select(.[2] != "NA")
+   | {round: (.[0] | tonumber), mode: .[1], med: (.[2] | tonumber),
+      p99: (.[3] | tonumber)}]
+  | [group_by(.round)[] | map({key: .mode, value: {med, p99}})
+     | from_entries | select(.[$a] and .[$b])] as $ok
+  | if ($ok | length) == 0 then error("no round where both modes ran")
+    else . end
+  | {rounds_run: $rounds, rounds: ($ok | length), iters: $iters,
+     size_bytes: 64, device: "rxe0", date: (now | todate),
+     median_us: {($a): ($ok | map(.[$a].med) | median | r3),
+                 ($b): ($ok | map(.[$b].med) | median | r3)},
+     p99_us: {($a): ($ok | map(.[$a].p99) | median | r3),
+              ($b): ($ok | map(.[$b].p99) | median | r3)},
+     ratio_of_medians: {
+       median: (($ok | map(.[$b].med) | median) /
+                ($ok | map(.[$a].med) | median) | r3),
+       p99: (($ok | map(.[$b].p99) | median) /
+             ($ok | map(.[$a].p99) | median) | r3)},
+     median_of_ratios: {
+       median: ($ok | map(.[$b].med / .[$a].med) | median | r3),
+       p99: ($ok | map(.[$b].p99 / .[$a].p99) | median | r3)}}' "$3"
+}
