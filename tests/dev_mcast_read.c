@@ -321,28 +321,6 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 	msga_ctx_close(ctx[1]);
 }
 
-/* One READ of len bytes at off of the offer's block into buf; its status. */
-static enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr,
-				   void *buf, uint64_t off, uint32_t len,
-				   uint32_t rkey, struct msga_ctx *ctx)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = off, .rkey = rkey },
-	}, *bad;
-	struct ibv_wc wc;
-	uint64_t end = dp_now_ms() + 10000;
-
-	cr_assert_eq(ibv_post_send(p->id->qp, &wr, &bad), 0);
-	while (ibv_poll_cq(p->id->send_cq, 1, &wc) < 1) {
-		cr_assert_lt(dp_now_ms(), end, "the READ never completed");
-		msga_ctx_poll(ctx, 16);
-	}
-	return wc.status;
-}
-
 /*
  * A stranger connects to a reliable publisher's READ endpoint as a raw
  * rdma_cm peer: the offer is a zero-based block of exactly the control
@@ -354,12 +332,6 @@ static enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr,
 Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 {
 	struct rdma_conn_param cp = { .initiator_depth = 1, .retry_count = 7 };
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct msga_ctx *ctx[2];
 	struct msga__rdw_offer offer;
 	struct msga__retain_ctrl ctrl;
@@ -368,25 +340,15 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	struct rd r = { 0 };
 	struct ibv_mr *mr;
 	struct msga_pub *pub;
-	char service[8], buf[64];
+	char buf[64];
 	uint32_t t;
 
 	if (iwarp_refuses())
 		return;
 	rd_rig_up(ctx, G_RAW, &pe, &pub, &t);
 	cr_assert_not_null(pub->serve);
-	snprintf(service, sizeof(service), "%u", pub->serve->port);
-	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, service, &hints,
-				      &ai), 0);
-	raw_open(&p, RDMA_PS_TCP);
-	cr_assert_eq(rdma_resolve_addr(p.id, NULL, ai->ai_dst_addr, 2000), 0);
-	rdma_freeaddrinfo(ai);
-	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ADDR_RESOLVED);
-	cr_assert_eq(rdma_resolve_route(p.id, 2000), 0);
-	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ROUTE_RESOLVED);
-	cr_assert_eq(rdma_create_qp(p.id, NULL, &qia), 0);
-	cr_assert_eq(rdma_connect(p.id, &cp), 0);
-	cr_assert_eq(raw_wait(&p, ctx[0]), RDMA_CM_EVENT_ESTABLISHED);
+	cr_assert_eq(raw_connect_with(&p, pub->serve->port, &cp, ctx[0]),
+		     RDMA_CM_EVENT_ESTABLISHED);
 	cr_assert_eq(msga__rdw_get(p.est_pdata, p.est_plen, &offer), 0,
 		     "the accept carries no valid offer");
 	cr_assert_eq(offer.cap, pub->retain.cap);

@@ -92,23 +92,23 @@ enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
 		.role = 2, .recv_depth = 4, .slot_size = 4096,
 	};
 	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
+	struct rdma_conn_param param = { .private_data = pdata,
+					 .private_data_len = sizeof(pdata),
+					 .retry_count = 7 };
 
 	msga__wire_hello_put(pdata, &hello);
-	return raw_connect_pdata(p, port, ctx, pdata, sizeof(pdata));
+	return raw_connect_with(p, port, &param, ctx);
 }
 
-enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
-					  struct msga_ctx *ctx,
-					  const void *pdata, uint8_t plen)
+enum rdma_cm_event_type raw_connect_with(struct raw_peer *p, uint16_t port,
+					 const struct rdma_conn_param *param,
+					 struct msga_ctx *ctx)
 {
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct rdma_conn_param param = { .private_data = pdata,
-					 .private_data_len = plen,
-					 .retry_count = 7 };
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
 	char service[8];
 
@@ -122,8 +122,40 @@ enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
 	cr_assert_eq(rdma_resolve_route(p->id, 2000), 0);
 	cr_assert_eq(raw_wait(p, ctx), RDMA_CM_EVENT_ROUTE_RESOLVED);
 	cr_assert_eq(rdma_create_qp(p->id, NULL, &qia), 0);
-	cr_assert_eq(rdma_connect(p->id, &param), 0);
+	cr_assert_eq(rdma_connect(p->id, (struct rdma_conn_param *)param), 0);
 	return raw_wait(p, ctx);
+}
+
+enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr, void *buf,
+			    uint64_t off, uint32_t len, uint32_t rkey,
+			    struct msga_ctx *ctx)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = off, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	uint64_t end = dp_now_ms() + 10000;
+
+	cr_assert_eq(ibv_post_send(p->id->qp, &wr, &bad), 0);
+	while (ibv_poll_cq(p->id->send_cq, 1, &wc) < 1) {
+		cr_assert_lt(dp_now_ms(), end, "the READ never completed");
+		msga_ctx_poll(ctx, 16);
+	}
+	return wc.status;
+}
+
+enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
+					  struct msga_ctx *ctx,
+					  const void *pdata, uint8_t plen)
+{
+	struct rdma_conn_param param = { .private_data = pdata,
+					 .private_data_len = plen,
+					 .retry_count = 7 };
+
+	return raw_connect_with(p, port, &param, ctx);
 }
 
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,

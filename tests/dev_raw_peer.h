@@ -48,6 +48,14 @@ enum rdma_cm_event_type raw_connect(struct raw_peer *p, uint16_t port,
 enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
 					  struct msga_ctx *ctx,
 					  const void *pdata, uint8_t plen);
+/* The same with the caller's parameters (private data, READ depth). */
+enum rdma_cm_event_type raw_connect_with(struct raw_peer *p, uint16_t port,
+					 const struct rdma_conn_param *param,
+					 struct msga_ctx *ctx);
+/* One signalled READ of len bytes at (rkey, off) into buf: its status. */
+enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr, void *buf,
+			    uint64_t off, uint32_t len, uint32_t rkey,
+			    struct msga_ctx *ctx);
 /* What a test made for id, in the order verbs wants it gone (any NULL). */
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
 		    struct ibv_cq *cq);

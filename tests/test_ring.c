@@ -46,7 +46,7 @@ static void setup(void)
 	cr_assert_not_null(ringmem);
 	memset(ringmem, 0, SIZE + 64);
 	ringbuf = ringmem + MSGA__RING_BASE_SKEW;
-	msga__ring_writer_init(&W, 0, 1, SIZE);
+	msga__ring_writer_init(&W, 1, SIZE);
 	cr_assert_eq(msga__ring_reader_init(&R, msga__peer_mem_of(ringbuf,
 								  SIZE)), 0);
 	memset(topic_seq, 0, sizeof(topic_seq));
@@ -734,7 +734,7 @@ Test(ring, a_fast_record_is_the_general_one_byte_for_byte)
 			uint8_t slow[MSGA__RING_REC_MAX];
 			uint32_t off_a = 77, off_b = 77, na, nb;
 
-			msga__ring_writer_init(&a, 0, 1, SIZE);
+			msga__ring_writer_init(&a, 1, SIZE);
 			a.off = SIZE - back;
 			a.tail = a.off + 3ull * SIZE;
 			a.nrec = 1000 + back;

@@ -84,6 +84,19 @@ static uint32_t probe_max_inline(struct msga_ctx *ctx)
 	return lo;
 }
 
+/*
+ * soft-iWARP (siw) takes ibv_reg_mr_iova() but ignores the iova: Linux
+ * 6.1's siw_reg_user_mr() documents rnic_va as "not used by siw", and
+ * siw_check_mem() bounds a remote access by the buffer's own virtual
+ * address. So a zero-based registration there is reached only at our
+ * address, which must then never go on the wire: on siw nothing is
+ * registered for remote access (msga__reg_zero_based refuses, and the
+ * RC ring is not offered). rxe, and the iWARP and IB hardware drivers
+ * (cxgb4, irdma, mlx5), honour the iova. siw has no other id than its
+ * vendor number (device names can be changed).
+ */
+#define SIW_VENDOR_ID 0x626d74u
+
 static int ctx_query_device(struct msga_ctx *ctx)
 {
 	int ret = ibv_query_device(ctx->verbs, &ctx->dev_attr);
@@ -95,6 +108,7 @@ static int ctx_query_device(struct msga_ctx *ctx)
 		return msga__open_fail(-ret, "ibv_query_port(%s, %u)",
 				       ctx->dev_name, ctx->port);
 	ctx->transport = msga__transport_of(ctx->verbs, &ctx->port_attr);
+	ctx->zero_based = ctx->dev_attr.vendor_id != SIW_VENDOR_ID;
 	return 0;
 }
 
@@ -218,29 +232,56 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 	free(ctx);
 }
 
-/*
- * A zeroed, page-aligned buffer registered for local access, for the
- * rings and send slots of every transport. NULL with errno set on failure.
- */
-void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr)
-{
-	return msga__reg_buf_access(ctx, len, IBV_ACCESS_LOCAL_WRITE, mr);
-}
-
-void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
-			   struct ibv_mr **mr)
+/* len zeroed bytes, page-aligned (whole pages: aligned_alloc wants so). */
+void *msga__page_alloc(size_t len)
 {
 	void *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 
+	if (buf)
+		memset(buf, 0, len);
+	return buf;
+}
+
+/*
+ * A zeroed, page-aligned buffer registered for local access only (in
+ * pd, or the context's), for the rings and send slots of every
+ * transport. NULL with errno set on failure.
+ */
+void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr)
+{
+	return msga__reg_buf_pd(ctx->pd, len, mr);
+}
+
+void *msga__reg_buf_pd(struct ibv_pd *pd, size_t len, struct ibv_mr **mr)
+{
+	void *buf = msga__page_alloc(len);
+
 	if (!buf)
 		return NULL;
-	memset(buf, 0, len);
-	*mr = ibv_reg_mr(ctx->pd, buf, len, access);
+	*mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!*mr) {
 		free(buf);
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * buf[0, len) for a peer's READ or WRITE (access), zero-based: the peer
+ * addresses it by offset, so no address of ours goes on the wire. buf
+ * must start a page (ib_uverbs_reg_mr refuses an iova whose offset in
+ * its page is not the address's). pd
+ * must be one of its own, never ctx->pd (internal.h). NULL with errno
+ * set: EOPNOTSUPP where the device ignores the iova (siw, above).
+ */
+struct ibv_mr *msga__reg_zero_based(struct msga_ctx *ctx, struct ibv_pd *pd,
+				    void *buf, size_t len, int access)
+{
+	if (!ctx->zero_based || pd == ctx->pd) {
+		errno = ctx->zero_based ? EINVAL : EOPNOTSUPP;
+		return NULL;
+	}
+	return ibv_reg_mr_iova(pd, buf, len, 0, access);
 }
 
 MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,

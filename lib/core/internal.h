@@ -39,6 +39,7 @@ struct msga_ctx {
 	enum msga_transport transport;
 	uint32_t flags;
 	uint32_t max_inline;
+	int zero_based;                  /* remote addresses are MR offsets */
 	uint8_t port;
 	char dev_name[64];
 	char errbuf[MSGA_ERRBUF_LEN];
@@ -95,9 +96,20 @@ static inline int msga__neg_errno(int fallback)
 	return errno > 0 ? -errno : -fallback;
 }
 
+/*
+ * Memory isolation (msgaccel(7), SECURITY): ctx->pd holds local-access
+ * registrations only, so a QP in it (publisher connections, SEND/RECV
+ * subscriber connections and their SRQ, UD endpoints) lets no peer read
+ * or write anything. Memory a peer may READ or WRITE is registered with
+ * msga__reg_zero_based, in a protection domain of its own that holds
+ * only the QPs meant to reach it (a ring subscriber connection, a READ
+ * endpoint).
+ */
+void *msga__page_alloc(size_t len);
 void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
-void *msga__reg_buf_access(struct msga_ctx *ctx, size_t len, int access,
-			   struct ibv_mr **mr);
+void *msga__reg_buf_pd(struct ibv_pd *pd, size_t len, struct ibv_mr **mr);
+struct ibv_mr *msga__reg_zero_based(struct msga_ctx *ctx, struct ibv_pd *pd,
+				    void *buf, size_t len, int access);
 
 /*
  * CLOCK_MONOTONIC in ns from the kernel: timers and timeouts. Receive

@@ -19,11 +19,10 @@ uint32_t msga__ring_offered_size(uint32_t offer)
 					     : 0;
 }
 
-void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
-			    uint32_t rkey, uint32_t size)
+void msga__ring_writer_init(struct msga__ring_writer *w, uint32_t rkey,
+			    uint32_t size)
 {
-	*w = (struct msga__ring_writer){ .addr = addr, .rkey = rkey,
-					 .size = size };
+	*w = (struct msga__ring_writer){ .rkey = rkey, .size = size };
 }
 
 uint32_t msga__ring_head_len(struct msga__ring_writer *w,

@@ -205,8 +205,14 @@ uint32_t msga__ring_offered_size(uint32_t offer);
 
 /* ---------------------------------------------------- writer (publisher) */
 
+/*
+ * The reader registers its ring zero-based (rc_ring.c) from the page it
+ * starts in (the kernel wants an iova with the address's page offset),
+ * so ring offset off is remote address MSGA__RING_REMOTE(off): the
+ * hello's ring_addr, always 0, is where that registration starts.
+ */
+#define MSGA__RING_REMOTE(off) ((uint64_t)(off) + MSGA__RING_BASE_SKEW)
 struct msga__ring_writer {
-	uint64_t addr;      /* the reader's ring, remote address */
 	uint32_t rkey;
 	uint32_t size;
 	uint64_t tail;      /* bytes placed so far (monotonic) */
@@ -226,8 +232,8 @@ struct msga__ring_place {
 	uint64_t stamp;
 };
 
-void msga__ring_writer_init(struct msga__ring_writer *w, uint64_t addr,
-			    uint32_t rkey, uint32_t size);
+void msga__ring_writer_init(struct msga__ring_writer *w, uint32_t rkey,
+			    uint32_t size);
 /* The record of size bytes at off is placed: move on, and its stamp. */
 static inline uint64_t msga__ring_advance(struct msga__ring_writer *w,
 					  uint32_t off, uint32_t size)

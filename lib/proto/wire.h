@@ -71,7 +71,10 @@ struct msga__wire_hello {
 	uint16_t role;       /* 1 = publisher (accept), 2 = subscriber */
 	uint32_t recv_depth; /* receives posted before connect/accept */
 	uint32_t slot_size;  /* bytes per receive buffer */
-	uint64_t ring_addr;  /* 16: subscriber's ring, remote address */
+	/* 16: where the ring starts in its zero-based registration: always
+	 * 0 (no address of ours goes on the wire); a publisher refuses a
+	 * hello with anything else. (The name stays for the layout.) */
+	uint64_t ring_addr;
 	uint32_t ring_rkey;  /* 24 */
 	uint32_t ring_size;  /* 28: bytes; 0 = no ring */
 };

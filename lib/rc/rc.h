@@ -103,6 +103,10 @@ struct msga__conn {
 	uint64_t nudge_at;             /* subscriber: next nudge if not */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	/* The PD of qp and of every MR its work requests name: a ring
+	 * subscriber's own (its ring's rkey opens it to this QP only),
+	 * else ctx->pd, which holds no remote access (internal.h). */
+	struct ibv_pd *pd;
 	char peer[64];
 
 	uint32_t rx_depth, rx_slot;
@@ -301,8 +305,9 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
 
 /* rc_ring.c */
 int msga__ring_rx_setup(struct msga__conn *c);
-void msga__ring_tx_setup(struct msga__conn *c, uint64_t addr, uint32_t rkey,
-			 uint32_t size);
+void msga__ring_tx_setup(struct msga__conn *c, uint32_t rkey, uint32_t size);
+void msga__ring_unregister(struct msga__conn *c);
+void msga__ring_refused(struct msga__conn *c);
 int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
 		    uint32_t ext_lkey, int32_t tag, int force_signal);

@@ -38,8 +38,8 @@ static int conn_alloc_bufs(struct msga__conn *c)
 	c->tx_tag = calloc(c->sq_depth, sizeof(*c->tx_tag));
 	if (!c->tx_tag)
 		return -ENOMEM;
-	c->ctl_buf = msga__reg_buf(c->ctx, (size_t)c->sq_depth * MSGA__CTL_SLOT,
-			     &c->ctl_mr);
+	c->ctl_buf = msga__reg_buf_pd(c->pd, (size_t)c->sq_depth *
+				      MSGA__CTL_SLOT, &c->ctl_mr);
 	if (!c->ctl_buf)
 		return msga__neg_errno(ENOMEM);
 	if (c->srq)
@@ -47,8 +47,8 @@ static int conn_alloc_bufs(struct msga__conn *c)
 	c->rx_slots = calloc(c->rx_depth, sizeof(*c->rx_slots));
 	if (!c->rx_slots)
 		return -ENOMEM;
-	c->rx_buf = msga__reg_buf(c->ctx, (size_t)c->rx_depth * c->rx_slot,
-				       &c->rx_mr);
+	c->rx_buf = msga__reg_buf_pd(c->pd, (size_t)c->rx_depth * c->rx_slot,
+				     &c->rx_mr);
 	if (!c->rx_buf)
 		return msga__neg_errno(ENOMEM);
 	for (uint32_t i = 0; i < c->rx_depth; i++)
@@ -81,16 +81,33 @@ static int conn_create_qp(struct msga__conn *c)
 		qia.cap.max_recv_wr = 0;
 		qia.cap.max_recv_sge = 0;
 	}
-	if (rdma_create_qp(c->cm, c->ctx->pd, &qia))
+	if (rdma_create_qp(c->cm, c->pd, &qia))
 		return msga__neg_errno(ENOMEM);
 	c->qp = c->cm->qp;
 	return 0;
 }
 
 /*
- * Buffers, CQ and QP, then every receive, before connect or accept. A
- * connect tried again on a new cm_id (msga__conn_drop_qp) keeps the
- * buffers and its place on the SRQ, and gets a new CQ and QP.
+ * The connection's protection domain (rc.h). A ring subscriber gets one
+ * of its own, so it has its own receive queue too (an SRQ is in its
+ * QPs' PD: the subscriber's SRQ, in ctx->pd, serves only connections
+ * without a ring). Everything else stays in ctx->pd, where no memory is
+ * open to a peer (internal.h), so sharing it opens nothing.
+ */
+static int conn_pd(struct msga__conn *c)
+{
+	if (!(c->sub && c->ring)) {
+		c->pd = c->ctx->pd;
+		return 0;
+	}
+	c->pd = ibv_alloc_pd(c->ctx->verbs);
+	return c->pd ? 0 : msga__neg_errno(ENOMEM);
+}
+
+/*
+ * PD, buffers, CQ and QP, then every receive, before connect or accept.
+ * A connect tried again on a new cm_id (msga__conn_drop_qp) keeps the
+ * PD, the buffers and its place on the SRQ, and gets a new CQ and QP.
  */
 int msga__conn_setup(struct msga__conn *c)
 {
@@ -98,6 +115,8 @@ int msga__conn_setup(struct msga__conn *c)
 
 	if (c->cm->verbs != c->ctx->verbs)
 		return -ENODEV;
+	if (!c->pd && (ret = conn_pd(c)) < 0)
+		return ret;
 	if (!c->tx_tag) {
 		/* A subscriber's SEND/RECV data: its SRQ, posted already,
 		 * if it has room for one more connection. */
@@ -280,7 +299,7 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		.slot_size = c->rx_slot,
 	};
 	if (c->ring && c->sub) {
-		h->ring_addr = msga__peer_mem_addr(&c->rr.mem);
+		h->ring_addr = 0; /* an offset: the ring is zero-based */
 		h->ring_rkey = c->ring_mr->rkey;
 		h->ring_size = msga__ring_offer(c->rr.mem.size);
 	} else if (c->ring) {
@@ -326,7 +345,11 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 		msga__ctx_fail(c->ctx, status, "connection %u to %s closed",
 			       c->id, c->peer);
 	if (c->cm && c->qp)
-		rdma_disconnect(c->cm);
+		rdma_disconnect(c->cm); /* (the QP goes to the error state) */
+	/* A ring's key dies with its connection, before a held message's
+	 * bytes are freed, so a dead publisher cannot write under them. */
+	if (c->sub)
+		msga__ring_unregister(c);
 	msga__srq_conn_error(c); /* (freed once LAST_WQE_REACHED, srq.c) */
 	if (c->pub)
 		msga__pub_conn_gone(c);
@@ -348,6 +371,14 @@ static void conn_release_tags(struct msga__conn *c)
 	}
 }
 
+/*
+ * Teardown, in the order that keeps a peer's keys from outliving what
+ * they open: (1) the QP (msga__conn_kill already put it in error): no
+ * more of the peer's WRITEs land; (2) every MR, the ring's first (kill
+ * did it already): its rkey is void; (3) the cm_id and the connection's
+ * own PD, which only this QP and these MRs used; (4) only then is any
+ * memory freed, for malloc to reuse.
+ */
 void msga__conn_free(struct msga__conn *c)
 {
 	msga__conn_drop_qp(c);
@@ -355,16 +386,17 @@ void msga__conn_free(struct msga__conn *c)
 	if (c->tx_tag)
 		conn_release_tags(c);
 	msga__srq_detach(c);
+	msga__ring_unregister(c);
 	if (c->rx_mr)
 		ibv_dereg_mr(c->rx_mr);
 	if (c->ctl_mr)
 		ibv_dereg_mr(c->ctl_mr);
 	if (c->bat_mr)
 		ibv_dereg_mr(c->bat_mr);
-	if (c->ring_mr)
-		ibv_dereg_mr(c->ring_mr);
 	if (c->cm)
 		rdma_destroy_id(c->cm);
+	if (c->pd && c->pd != c->ctx->pd)
+		ibv_dealloc_pd(c->pd);
 	msga__ep_del(&c->eng);
 	msga__list_del(&c->own_node);
 	free(c->rx_buf);

@@ -57,7 +57,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	char name[64];
 
 	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
-	    peer.slot_size < MSGA__DATA_SLOT)
+	    peer.slot_size < MSGA__DATA_SLOT ||
+	    peer.ring_addr /* an offset, always 0: wire.h */)
 		return reject(id);
 	/* Before anything is allocated: a flood costs us nothing. */
 	if (msga__rc_auth_request(pub, id, pdata, plen, &key, &req))
@@ -93,8 +94,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	if (ring_size && msga__ring_size_ok(ring_size) &&
 	    c->ctx->dev_attr.max_sge >= 3) {
 		c->ring = 1;
-		msga__ring_tx_setup(c, peer.ring_addr, peer.ring_rkey,
-				    ring_size);
+		msga__ring_tx_setup(c, peer.ring_rkey, ring_size);
 	}
 	msga__conn_hello(c, &mine, 1);
 	msga__wire_hello_put(buf, &mine);

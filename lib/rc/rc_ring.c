@@ -40,16 +40,27 @@ _Static_assert(!(RING_ACCESS & IBV_ACCESS_RELAXED_ORDERING),
  * The subscriber's side. This is the one place that makes the ring's
  * struct msga__peer_mem (peer_mem.h): from here on the publisher writes
  * these bytes, and the reader sees them only through its accessors.
+ *
+ * Isolation (internal.h): the registration covers the ring and the
+ * MSGA__RING_BASE_SKEW bytes before it in its page (never read), and
+ * nothing else, zero-based (ring.h: MSGA__RING_REMOTE; the hello carries
+ * offset 0, never our address), in
+ * the connection's own protection domain (rc_conn.c), so its rkey opens
+ * these bytes to this connection's QP only: another peer of ours that
+ * learns it, or guesses it, gets a remote access error.
  */
 int msga__ring_rx_setup(struct msga__conn *c)
 {
-	char *buf = msga__reg_buf_access(c->ctx, MSGA__SUB_RING_SIZE +
-					 MSGA__RING_ALIGN, RING_ACCESS,
-					 &c->ring_mr);
+	char *buf = msga__page_alloc(MSGA__SUB_RING_SIZE + MSGA__RING_ALIGN);
 	int ret;
 
 	c->ring_buf = buf;
 	if (!buf)
+		return -ENOMEM;
+	c->ring_mr = msga__reg_zero_based(c->ctx, c->pd, buf,
+					  MSGA__RING_REMOTE(MSGA__SUB_RING_SIZE),
+					  RING_ACCESS);
+	if (!c->ring_mr)
 		return msga__neg_errno(ENOMEM);
 	ret = msga__ring_reader_init(&c->rr,
 				     msga__peer_mem_of(buf + MSGA__RING_BASE_SKEW,
@@ -65,10 +76,9 @@ int msga__ring_rx_setup(struct msga__conn *c)
  * every record is posted with, set up once so that a send only fills in
  * what changes (building a whole ibv_send_wr per message is measurable).
  */
-void msga__ring_tx_setup(struct msga__conn *c, uint64_t addr, uint32_t rkey,
-			 uint32_t size)
+void msga__ring_tx_setup(struct msga__conn *c, uint32_t rkey, uint32_t size)
 {
-	msga__ring_writer_init(&c->rw, addr, rkey, size);
+	msga__ring_writer_init(&c->rw, rkey, size);
 	for (int i = 0; i < 2; i++)
 		c->ring_wr[i] = (struct ibv_send_wr){
 			.opcode = IBV_WR_RDMA_WRITE,
@@ -113,7 +123,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	/* (msga__conn_post sets wr_id and adds its flags) */
 	wr[1].num_sge = n;
 	wr[1].send_flags = 0;
-	wr[1].wr.rdma.remote_addr = c->rw.addr + p.off;
+	wr[1].wr.rdma.remote_addr = MSGA__RING_REMOTE(p.off);
 	if (!p.pad_len)
 		return msga__conn_post(c, &wr[1], 1, p.len, tag, force_signal);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD,
@@ -122,7 +132,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	c->ring_sge[0] = (struct ibv_sge){ (uintptr_t)hb + MSGA__CTL_RING_PAD,
 					   MSGA__RING_PAD_LEN, lkey };
 	wr[0].send_flags = 0;
-	wr[0].wr.rdma.remote_addr = c->rw.addr + p.pad_off;
+	wr[0].wr.rdma.remote_addr = MSGA__RING_REMOTE(p.pad_off);
 	return msga__conn_post(c, wr, 2, p.len, tag, force_signal);
 }
 
@@ -153,7 +163,7 @@ int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
 	c->ring_sge[1] = (struct ibv_sge){ (uintptr_t)rec, size, 0 };
 	wr->num_sge = 1;
 	wr->send_flags = 0;
-	wr->wr.rdma.remote_addr = c->rw.addr + off;
+	wr->wr.rdma.remote_addr = MSGA__RING_REMOTE(off);
 	/* (size fits the inline limit, so the post copies rec) */
 	return msga__conn_post(c, wr, 1, size, MSGA__TAG_NONE, 0) ? -ECONNRESET
 								   : 1;
@@ -241,6 +251,24 @@ int msga__ring_poll(struct msga__conn *c, int budget)
 	if ((done || c->ring_report_due) && c->state != MSGA__C_DEAD)
 		ring_report(c);
 	return done;
+}
+
+/* The ring's key is void from here (its bytes stay, for held messages). */
+void msga__ring_unregister(struct msga__conn *c)
+{
+	if (c->ring_mr)
+		ibv_dereg_mr(c->ring_mr);
+	c->ring_mr = NULL;
+}
+
+/*
+ * The publisher did not take the ring we offered: its key goes at once,
+ * so that it opens nothing for the life of a SEND/RECV connection.
+ */
+void msga__ring_refused(struct msga__conn *c)
+{
+	c->ring = 0;
+	msga__ring_unregister(c);
 }
 
 void msga__ring_released(struct msga__conn *c)

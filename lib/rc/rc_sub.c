@@ -30,7 +30,8 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 	int ring, ret;
 
 	/* The ring raises no completion here: event mode needs SEND/RECV. */
-	ring = !(sub->flags & MSGA_SUB_NO_RING) && !sub->ctx->evmode;
+	ring = !(sub->flags & MSGA_SUB_NO_RING) && !sub->ctx->evmode &&
+	       sub->ctx->zero_based; /* (siw: context.c) */
 	if (ring)
 		geom.rx_depth = MSGA__SUB_RING_RX_DEPTH;
 	c = msga__conn_new(sub->ctx, &geom, &msga__rc_sub_conn_ops);
@@ -151,7 +152,7 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 		return ret;
 	/* A publisher that did not echo the ring's size will SEND. */
 	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.mem.size))
-		c->ring = 0;
+		msga__ring_refused(c);
 	c->eng.silent = c->ring;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
 	ret = msga__rc_auth_send_proof(c);

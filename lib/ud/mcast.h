@@ -141,6 +141,9 @@ struct msga__rserve {
 	struct rdma_cm_id *listen;
 	uint16_t port;               /* announced in every datagram (RPOS) */
 	struct ibv_cq *cq;           /* the readers' QPs': never used */
+	/* The readers' QPs and mr, alone: the retention key opens the block
+	 * to these QPs only, not to any other connection of the context. */
+	struct ibv_pd *pd;
 	struct ibv_mr *mr;           /* the retention block: remote read */
 	uint64_t len, cap;
 	struct msga__rreader readers[MSGA__UD_READERS_MAX];

@@ -287,6 +287,8 @@ static int rconn_connect(struct msga__rconn *rc)
 		rc->armed = 1;
 	qia.send_cq = rc->cq;
 	qia.recv_cq = rc->cq;
+	/* (ctx->pd, like the landing area its READs write: it holds no
+	 * memory a peer may reach, internal.h) */
 	if (rdma_create_qp(rc->id, ctx->pd, &qia))
 		return -ENOMEM;
 	rc->land = msga__reg_buf(ctx, (size_t)MSGA__UD_READ_BATCHES * LAND_SLOT,

@@ -11,7 +11,9 @@
  * posted on it and nothing completes (one CQ for all, never polled). The
  * accept's private data gives the key of the retention block, registered
  * zero-based for remote read only (read_wire.h): the block holds nothing
- * but what the publisher already sent to the group.
+ * but what the publisher already sent to the group. The block and the
+ * readers' QPs have a protection domain of their own, so its key reads
+ * nothing through any other QP of the context (an RC connection's).
  *
  * Bounded: at most MSGA__UD_READERS_MAX connections (more are rejected,
  * and those subscribers NAK instead), each handshake finished within
@@ -91,7 +93,7 @@ static void on_request(struct msga__rserve *sv, struct rdma_cm_id *id,
 			r = &sv->readers[i];
 	/* another device's request, or no room: it NAKs instead */
 	if (!r || id->verbs != ctx->verbs ||
-	    rdma_create_qp(id, ctx->pd, &qia)) {
+	    rdma_create_qp(id, sv->pd, &qia)) {
 		sv->refused++;
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
@@ -197,8 +199,12 @@ static void serve_free(struct msga__rserve *sv)
 			reader_drop(sv, &sv->readers[i]);
 	if (sv->listen)
 		rdma_destroy_id(sv->listen);
+	/* QPs first, then the key, then its PD: the publisher frees the
+	 * block after this (msga__mpub_serve_fini). */
 	if (sv->mr)
 		ibv_dereg_mr(sv->mr);
+	if (sv->pd)
+		ibv_dealloc_pd(sv->pd);
 	if (sv->cq)
 		ibv_destroy_cq(sv->cq);
 	msga__ep_del(&sv->eng);
@@ -240,10 +246,11 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 	msga__ep_add(ctx, &sv->eng, &serve_ops, 1);
 	ret = -ENOMEM;
 	sv->cq = ibv_create_cq(ctx->verbs, 2, NULL, NULL, 0);
+	sv->pd = sv->cq ? ibv_alloc_pd(ctx->verbs) : NULL;
 	/* zero-based: offsets on the wire, never our addresses */
-	if (sv->cq)
-		sv->mr = ibv_reg_mr_iova(ctx->pd, pub->retain.mem, sv->len, 0,
-					 IBV_ACCESS_REMOTE_READ);
+	if (sv->pd)
+		sv->mr = msga__reg_zero_based(ctx, sv->pd, pub->retain.mem,
+					      sv->len, IBV_ACCESS_REMOTE_READ);
 	if (sv->mr)
 		ret = msga__ctx_cm_channel(ctx);
 	if (!ret) {

@@ -273,7 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(ring, SIZE + 1)) ==
 	      -EINVAL);
 	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(ring, SIZE)) == 0);
-	msga__ring_writer_init(&W, 0, 1, SIZE);
+	msga__ring_writer_init(&W, 1, SIZE);
 	memset(topic_seq, 0, sizeof(topic_seq));
 	memset(&armed, 0, sizeof(armed));
 	nheld = 0;
