@@ -34,6 +34,16 @@
  * may be forgotten when a new stream needs its place in the table.
  */
 #define MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS 3u
+/*
+ * Streams on probation (ud_stream.h): first heard from a datagram, not yet
+ * corroborated; LRU among themselves. Their indexes follow the verified
+ * streams' MSGA_SUB_STREAMS_MAX. A stream is verified after
+ * MSGA__UD_CONFIRMS datagrams that agree with it (the next number, or a
+ * heartbeat of its position).
+ */
+#define MSGA__UD_PROBATION_MAX 64u
+#define MSGA__UD_STREAMS_ALL (MSGA_SUB_STREAMS_MAX + MSGA__UD_PROBATION_MAX)
+#define MSGA__UD_CONFIRMS 2u
 #define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */

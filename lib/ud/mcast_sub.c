@@ -30,7 +30,7 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 {
 	struct msga_sub *sub = arg;
 
-	stream %= MSGA_SUB_STREAMS_MAX; /* (a resend's slot: reassemble) */
+	stream %= MSGA__UD_STREAMS_ALL; /* (a resend's slot: reassemble) */
 	if (stream < sub->streams.top && sub->streams.streams[stream].used)
 		sub->streams.streams[stream].reasm_drops++;
 }
@@ -41,7 +41,7 @@ static void on_stream_evict(void *arg, uint32_t idx)
 	struct msga_sub *sub = arg;
 
 	msga__reasm_forget(&sub->reasm, idx);
-	msga__reasm_forget(&sub->reasm, idx + MSGA_SUB_STREAMS_MAX);
+	msga__reasm_forget(&sub->reasm, idx + MSGA__UD_STREAMS_ALL);
 	msga__mrep_forget(sub, idx);
 }
 
@@ -51,7 +51,8 @@ int msga__msub_init(struct msga_sub *sub)
 
 	if (sub->streams.streams)
 		return 0;
-	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX);
+	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX,
+				  MSGA__UD_PROBATION_MAX);
 	if (ret)
 		return ret;
 	sub->streams.idle_ns = MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS *
@@ -61,10 +62,10 @@ int msga__msub_init(struct msga_sub *sub)
 	/*
 	 * One message in reassembly per stream (a stream's index in the
 	 * table is its index there), and one resend (its index plus
-	 * MSGA_SUB_STREAMS_MAX: a repair must not cut the live message
+	 * MSGA__UD_STREAMS_ALL: a repair must not cut the live message
 	 * short), all within the default byte budget.
 	 */
-	ret = msga__reasm_init(&sub->reasm, 2 * MSGA_SUB_STREAMS_MAX,
+	ret = msga__reasm_init(&sub->reasm, 2 * MSGA__UD_STREAMS_ALL,
 			       MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
@@ -260,7 +261,7 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 	struct msga_sub *sub = ep->sub;
 	struct msga__frag f = {
 		.stream = msga__ustreams_pos(&sub->streams, s) +
-			  (h->flags & MSGA__UDW_RETX ? MSGA_SUB_STREAMS_MAX : 0),
+			  (h->flags & MSGA__UDW_RETX ? MSGA__UD_STREAMS_ALL : 0),
 		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
 		.len = h->payload, .frag_size = h->frag_size, .data = payload,
 	};
@@ -271,6 +272,29 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 		return;
 	deliver(ep, s, NULL, h, msg, len, now_ns);
 	msga__reasm_release(&sub->reasm, msg);
+}
+
+/*
+ * The far-ahead guard (seqtrack.h): 1 when datagram h may be acted on, 0
+ * when it is held back and dropped. Where a gap would end the membership
+ * (MSGA_SUB_STOP_ON_GAP, a stream not repaired) every gap must be
+ * corroborated first; elsewhere one datagram may open a gap up to the
+ * tracker's window. A stream whose datagrams agreed often enough is
+ * taken off probation (ud_stream.h).
+ */
+static int guard_pass(struct msga_sub *sub, struct msga__ustream *s,
+		      const struct msga__udw_hdr *h, uint64_t now_ns)
+{
+	uint64_t allowed = MSGA__SEQ_WINDOW - 1;
+
+	if ((sub->flags & MSGA_SUB_STOP_ON_GAP) && !s->repaired)
+		allowed = 0;
+	if (msga__seq_guard(&s->guard, h->seq, h->type != MSGA__UDW_DATA,
+			    allowed) == MSGA__GUARD_HOLD)
+		return 0;
+	if (!s->verified && s->guard.confirms >= MSGA__UD_CONFIRMS)
+		msga__ustreams_verify(&sub->streams, s, now_ns);
+	return 1;
 }
 
 /*
@@ -315,6 +339,7 @@ static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
 
 	if (!s || s->retired ||
 	    (s->conn_id != ep->id && !(sub->flags & MSGA_SUB_AB_LINES)) ||
+	    !guard_pass(sub, s, h, now_ns) ||
 	    stream_position(ep, s, h->seq, now_ns))
 		return; /* (a second copy: told already) */
 	sub->st.ended++;
@@ -440,6 +465,8 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 				    MSGA_EVENT_STREAM_OVERFLOW, h.seq, 1);
 		return;
 	}
+	if (!guard_pass(sub, s, &h, now_ns))
+		return; /* far ahead of what the stream has confirmed */
 	stream_heard(sub, s, &h, now_ns);
 	if ((h.retains || (sub->flags & MSGA_SUB_AB_LINES)) && !s->repaired)
 		msga__mrep_begin(ep, s, &h, wc, buf - MSGA__UD_GRH);
@@ -635,6 +662,9 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	st->dups = sub->streams.gone.dups;
 	st->late = sub->streams.gone.late;
 	st->reasm_drops = sub->streams.gone.reasm_drops;
+	st->far_ahead = sub->streams.gone.far_ahead;
+	st->probation = sub->streams.nprob;
+	st->probation_evicted = sub->streams.prob_evicted;
 	for (uint32_t i = 0; i < sub->streams.top; i++) {
 		const struct msga__ustream *s = msga__ustreams_at(&sub->streams,
 								  i);
@@ -648,6 +678,7 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 		st->dups += s->seq.c.dups;
 		st->late += s->seq.c.late;
 		st->reasm_drops += s->reasm_drops;
+		st->far_ahead += s->guard.far_ahead;
 	}
 	memcpy(out, st, size);
 	return 0;
