@@ -425,14 +425,18 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		sub->st.foreign++;
 		return;
 	}
-	if (ep->unicast)
-		ep->last_heard_ns = now_ns; /* the publisher is alive */
+	if (ep->unicast && !msga__usub_from_peer(ep, wc, buf - MSGA__UD_GRH)) {
+		sub->st.spoofed++; /* not from the publisher we connected to */
+		return;
+	}
 	if (h.type != MSGA__UDW_DATA && h.type != MSGA__UDW_HEARTBEAT &&
 	    h.type != MSGA__UDW_END && h.type != MSGA__UDW_LOST) {
 		if (ep->unicast)
 			msga__usub_on_ctl(ep, &h, now_ns);
 		return;
 	}
+	if (ep->unicast && ep->ustate == MSGA__U_READY)
+		ep->last_heard_ns = now_ns; /* the publisher is alive */
 	if (is_local(sub, h.origin)) {
 		sub->st.local++;
 		return;
