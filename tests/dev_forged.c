@@ -27,6 +27,7 @@
 
 #define G_FAR "239.255.10.30"
 #define G_FLOOD "239.255.10.31"
+#define G_FRAG "239.255.10.32"
 #define TOPIC "md.f"
 #define REAL 200
 
@@ -412,6 +413,51 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	cr_assert_eq(ss.msgs, r.seq);
 	cr_assert_leq(st.streams, MSGA__UD_PROBATION_MAX + 1,
 		      "indexes reused: the table stays small");
+	raw_ud_close(&u, 1);
+	rig_down(&r);
+}
+
+/*
+ * A forged first fragment of a 1 MiB message from each of 40 new origins
+ * arrives before a verified stream's 64 KiB message (both wait in the
+ * receive ring, the subscriber not polled, so the order is fixed): the
+ * forged ones, on probation, reassemble in a budget of their own and
+ * leave the verified stream's 16 MiB alone: its message arrives whole.
+ */
+Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
+     .timeout = 300)
+{
+	struct seen s = { 0 }, *all[1] = { &s };
+	struct msga_sub *sub[1];
+	struct msga_sub_stats st;
+	struct raw_ud u;
+	struct rig r;
+
+	if (dp_is_iwarp())
+		return refused();
+	rig_up(&r, "mcast://" G_FRAG);
+	sub[0] = sub_on(r.ctx[1], 0, &s);
+	join(sub[0], "mcast://" G_FRAG, &s, r.ctx);
+	real_send(&r, 20, all, 1);
+	raw_ud_join(&u, r.ctx[0], G_FRAG);
+	for (uint64_t o = 1; o <= 40; o++) {
+		struct msga__udw_hdr h = {
+			.type = MSGA__UDW_DATA, .flags = MSGA__UDW_FIRST,
+			.topic_len = sizeof(TOPIC) - 1, .seq = 1,
+			.msg_len = MSGA_MSG_MAX, .frag_size = 256,
+			.origin = 0xf4a0000000000000ull + o,
+		};
+
+		raw_ud_send(&u, &h, TOPIC, 256);
+	}
+	dp_send(r.pub, r.t, ++r.seq, 65536, r.ctx, 1);
+	cr_assert(dp_poll_until64(r.ctx, 2, &s.real, r.seq, 10000),
+		  "the verified stream's large message never came");
+	st = stats_of(sub[0]);
+	cr_assert_eq(s.bad, 0);
+	cr_assert_eq(st.msgs, r.seq, "(nothing forged was whole)");
+	cr_assert_geq(st.reasm_drops, 40 - 2,
+		      "the forged ones past the probation budget");
 	raw_ud_close(&u, 1);
 	rig_down(&r);
 }

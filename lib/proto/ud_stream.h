@@ -50,6 +50,7 @@ struct msga__ustream {
 	struct msga__seqtrack seq;
 	struct msga__seqguard guard;    /* the owner's: far-ahead numbers */
 	int verified;                   /* off probation */
+	uint64_t preasm_seq;            /* the owner's: reassembled apart */
 	/*
 	 * Liveness: a stream whose publisher sends heartbeats (its
 	 * datagrams say how often) is reported gone after watch_ns of

@@ -44,6 +44,8 @@
 #define MSGA__UD_PROBATION_MAX 64u
 #define MSGA__UD_STREAMS_ALL (MSGA_SUB_STREAMS_MAX + MSGA__UD_PROBATION_MAX)
 #define MSGA__UD_CONFIRMS 2u
+/* Their reassembly, apart from the verified streams': two messages. */
+#define MSGA__UD_PROBATION_REASM_BYTES (2ull * MSGA_MSG_MAX)
 #define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */
 /*
  * ud:// return-routability (ud_unicast.c): subscribers one source address

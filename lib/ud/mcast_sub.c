@@ -42,6 +42,8 @@ static void on_stream_evict(void *arg, uint32_t idx)
 
 	msga__reasm_forget(&sub->reasm, idx);
 	msga__reasm_forget(&sub->reasm, idx + MSGA__UD_STREAMS_ALL);
+	msga__reasm_forget(&sub->preasm, idx);
+	msga__reasm_forget(&sub->preasm, idx + MSGA__UD_STREAMS_ALL);
 	msga__mrep_forget(sub, idx);
 }
 
@@ -68,12 +70,23 @@ int msga__msub_init(struct msga_sub *sub)
 	ret = msga__reasm_init(&sub->reasm, 2 * MSGA__UD_STREAMS_ALL,
 			       MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
+	/*
+	 * Streams on probation reassemble apart, in a budget of their own:
+	 * forged fragments evict only each other's messages, never a
+	 * verified stream's.
+	 */
+	if (!ret)
+		ret = msga__reasm_init(&sub->preasm, 2 * MSGA__UD_STREAMS_ALL,
+				       MSGA_MSG_MAX, MSGA__UD_MIN_FRAG,
+				       MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
+		msga__reasm_fini(&sub->reasm);
 		msga__ustreams_fini(&sub->streams);
 		return ret;
 	}
-	sub->reasm.on_drop = on_reasm_drop;
-	sub->reasm.drop_arg = sub;
+	sub->preasm.budget = MSGA__UD_PROBATION_REASM_BYTES;
+	sub->reasm.on_drop = sub->preasm.on_drop = on_reasm_drop;
+	sub->reasm.drop_arg = sub->preasm.drop_arg = sub;
 	return 0;
 }
 
@@ -265,13 +278,21 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
 		.len = h->payload, .frag_size = h->frag_size, .data = payload,
 	};
+	struct msga__reasm *r = &sub->reasm;
 	const void *msg;
 	uint32_t len;
 
-	if (msga__reasm_add(&sub->reasm, &f, now_ns, &msg, &len) != 1)
+	/* on probation, and the message begun then: apart (msub_init) */
+	if (!s->verified || h->seq == s->preasm_seq) {
+		r = &sub->preasm;
+		s->preasm_seq = h->seq;
+	}
+	if (msga__reasm_add(r, &f, now_ns, &msg, &len) != 1)
 		return;
+	if (r == &sub->preasm)
+		s->preasm_seq = 0;
 	deliver(ep, s, NULL, h, msg, len, now_ns);
-	msga__reasm_release(&sub->reasm, msg);
+	msga__reasm_release(r, msg);
 }
 
 /*
@@ -538,8 +559,13 @@ void msga__msub_release(struct msga__rxslot *slot)
 /* Drop stale reassemblies; returns when the next one would be stale. */
 uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 {
+	uint64_t a, b;
+
 	msga__reasm_expire(&sub->reasm, now_ns);
-	return msga__reasm_next_expiry(&sub->reasm);
+	msga__reasm_expire(&sub->preasm, now_ns);
+	a = msga__reasm_next_expiry(&sub->reasm);
+	b = msga__reasm_next_expiry(&sub->preasm);
+	return a < b ? a : b;
 }
 
 /* The live membership conn_id, or NULL. */
@@ -578,7 +604,8 @@ uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX, pt = sub->ctx->peer_timeout_ns, look;
 
-	if (sub->reasm.slots && msga__reasm_pending(&sub->reasm))
+	if (sub->reasm.slots && (msga__reasm_pending(&sub->reasm) ||
+				 msga__reasm_pending(&sub->preasm)))
 		next = msga__msub_expire(sub, now_ns);
 	look = msga__mrep_tick(sub, now_ns);
 	next = look < next ? look : next;
@@ -631,6 +658,7 @@ void msga__msub_fini(struct msga_sub *sub)
 	msga__mrep_fini(sub); /* its address handles, after the QPs */
 	msga__ustreams_fini(&sub->streams);
 	msga__reasm_fini(&sub->reasm);
+	msga__reasm_fini(&sub->preasm);
 }
 
 /*
