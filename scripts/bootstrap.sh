@@ -11,8 +11,7 @@ packages=(
 	# build
 	build-essential autoconf automake autoconf-archive libtool pkg-config
 	# libraries
-	libibverbs-dev librdmacm-dev ibverbs-providers libev-dev libcriterion-dev
-	libsodium-dev
+	libibverbs-dev librdmacm-dev ibverbs-providers libev-dev libcriterion-dev libsodium-dev
 	# RDMA tools and the anchors we measure against
 	rdma-core ibverbs-utils rdmacm-utils perftest sockperf
 	# test VM: QEMU, Debian's kernel, sources and headers to build siw.ko,
