@@ -576,6 +576,12 @@ struct msga_sub_stats {
 	 * microseconds (and at least 2^(i-1)); the last bucket, all longer.
 	 */
 	uint64_t recovery_hist[MSGA_RECOVERY_HIST_BUCKETS];
+	/* since 0.8: forged datagrams (msgaccel(7), UD TRUST) */
+	uint64_t far_ahead;     /* dropped: far ahead of their stream, unconfirmed */
+	uint64_t probation;     /* streams on probation (unverified) now */
+	uint64_t probation_evicted; /* unverified streams forgotten for newer */
+	uint64_t spoofed;       /* ud://: not from our publisher, or answering
+				 * no SUBSCRIBE of ours: dropped */
 };
 
 struct msga_stream_stats {
@@ -590,6 +596,9 @@ struct msga_stream_stats {
 	uint64_t recovered, unrecoverable, naks;
 	/* since 0.7 */
 	uint64_t reads;
+	/* since 0.8 */
+	uint64_t far_ahead;     /* dropped: far ahead, unconfirmed */
+	uint64_t verified;      /* 1: off probation; 0: unverified */
 };
 
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,

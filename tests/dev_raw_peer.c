@@ -35,7 +35,10 @@ void raw_turn(struct raw_peer *p, struct msga_ctx *ctx)
 		memcpy(p->est_pdata, ev->param.conn.private_data,
 		       p->est_plen);
 	}
-	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN)
+	/* a join's, or a UD id's SIDR reply: the peer's QP and address */
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN ||
+	    (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
+	     ev->id->ps == RDMA_PS_UDP))
 		p->ud = ev->param.ud;
 	rdma_ack_cm_event(ev);
 }

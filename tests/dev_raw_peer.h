@@ -22,7 +22,8 @@ struct raw_peer {
 	uint8_t req_plen;
 	uint8_t est_pdata[256];       /* the accept's private data */
 	uint8_t est_plen;
-	struct rdma_ud_param ud;      /* the last MULTICAST_JOIN's */
+	struct rdma_ud_param ud;      /* the last MULTICAST_JOIN's (or UD
+				 * ESTABLISHED's) */
 	enum rdma_cm_event_type last;
 	int established, disconnected, rejected;
 };

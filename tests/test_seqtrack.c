@@ -548,3 +548,142 @@ Test(seqtrack, heartbeats_agree_with_a_reference_model_at_the_top)
 	for (int run = 0; run < 20; run++)
 		run_model_with_heartbeats(UINT64_MAX - MODEL_SPAN + 1 - run % 3);
 }
+
+/* ---- the far-ahead guard (issue 26) ---- */
+
+#define W1 (MSGA__SEQ_WINDOW - 1)
+
+static struct msga__seqguard guard_at(uint64_t top)
+{
+	struct msga__seqguard g = { 0 };
+
+	cr_assert_eq(msga__seq_guard(&g, top, 0, W1), MSGA__GUARD_PASS);
+	return g;
+}
+
+Test(seqguard, in_order_traffic_is_never_held_and_confirms)
+{
+	struct msga__seqguard g = { 0 };
+
+	for (uint64_t s = 1; s <= 5000; s++)
+		cr_assert_eq(msga__seq_guard(&g, s, 0, 0), MSGA__GUARD_PASS);
+	cr_assert_eq(g.far_ahead, 0);
+	cr_assert_eq(g.confirms, 255, "saturates");
+	cr_assert_eq(g.top, 5000);
+}
+
+Test(seqguard, the_first_number_is_taken_wherever_it_is)
+{
+	struct msga__seqguard g = { 0 };
+
+	cr_assert_eq(msga__seq_guard(&g, UINT64_MAX - 1, 0, 0),
+		     MSGA__GUARD_PASS);
+	cr_assert_eq(msga__seq_guard(&g, UINT64_MAX, 0, 0), MSGA__GUARD_PASS);
+	cr_assert_eq(g.confirms, 1);
+	cr_assert_eq(msga__seq_guard(&g, 0, 0, 0), MSGA__GUARD_PASS,
+		     "0 is the tracker's to refuse");
+}
+
+Test(seqguard, a_gap_inside_the_bound_passes_on_its_own_word)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 100 + W1 + 1, 0, W1),
+		     MSGA__GUARD_PASS, "a gap of W - 1: the window tells");
+	cr_assert_eq(g.top, 100 + W1 + 1);
+	cr_assert_eq(g.confirms, 0, "a gap confirms nothing");
+	/* old and late numbers are the tracker's business */
+	cr_assert_eq(msga__seq_guard(&g, 150, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(msga__seq_guard(&g, 1, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.far_ahead, 0);
+}
+
+Test(seqguard, one_forged_number_far_ahead_is_held_and_changes_nothing)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 100 + W1 + 2, 0, W1),
+		     MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 1ull << 62, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 1ull << 62, 0, W1), MSGA__GUARD_HOLD,
+		     "the same number again corroborates nothing");
+	cr_assert_eq(g.far_ahead, 3);
+	cr_assert_eq(g.top, 100, "the stream stays where it was");
+	for (uint64_t s = 101; s <= 3000; s++)
+		cr_assert_eq(msga__seq_guard(&g, s, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.far_ahead, 3);
+}
+
+Test(seqguard, the_next_number_corroborates_a_real_jump)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 5000, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 5001, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.top, 5001);
+	cr_assert_eq(g.cand, 0);
+	cr_assert_eq(msga__seq_guard(&g, 5002, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.far_ahead, 1);
+}
+
+Test(seqguard, a_heartbeat_covering_it_corroborates_a_real_jump)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 5000, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 4999, 1, W1), MSGA__GUARD_HOLD,
+		     "a heartbeat before it does not cover it");
+	/* (and it is the new candidate: a heartbeat of 4999 ...) */
+	cr_assert_eq(msga__seq_guard(&g, 4999, 1, W1), MSGA__GUARD_PASS,
+		     "... the publisher's next heartbeat says the same");
+	g = guard_at(100);
+	cr_assert_eq(msga__seq_guard(&g, 5000, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 5000, 1, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.top, 5000);
+	g = guard_at(100);
+	cr_assert_eq(msga__seq_guard(&g, 5000, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 5000 + W1 + 2, 1, W1),
+		     MSGA__GUARD_HOLD, "too far past it: a new candidate");
+}
+
+Test(seqguard, a_heartbeat_far_ahead_waits_for_another)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 100 + W1, 1, W1), MSGA__GUARD_PASS,
+		     "a tail gap of W - 1");
+	g = guard_at(100);
+	cr_assert_eq(msga__seq_guard(&g, 100 + W1 + 1, 1, W1),
+		     MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 100 + W1 + 2, 0, W1),
+		     MSGA__GUARD_PASS, "the next message after it");
+}
+
+Test(seqguard, stop_on_gap_corroborates_every_gap)
+{
+	struct msga__seqguard g = guard_at(100);
+
+	cr_assert_eq(msga__seq_guard(&g, 101, 0, 0), MSGA__GUARD_PASS);
+	cr_assert_eq(msga__seq_guard(&g, 101, 1, 0), MSGA__GUARD_PASS,
+		     "a heartbeat of what we have");
+	cr_assert_eq(msga__seq_guard(&g, 103, 0, 0), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 102, 0, 0), MSGA__GUARD_PASS,
+		     "the number it skipped came: no gap after all");
+	cr_assert_eq(msga__seq_guard(&g, 103, 0, 0), MSGA__GUARD_PASS);
+	cr_assert_eq(msga__seq_guard(&g, 104, 1, 0), MSGA__GUARD_HOLD,
+		     "a tail gap of one, on one heartbeat's word");
+	cr_assert_eq(msga__seq_guard(&g, 104, 1, 0), MSGA__GUARD_PASS,
+		     "its repetition");
+	cr_assert_eq(g.far_ahead, 2);
+}
+
+Test(seqguard, the_top_of_the_numbers_does_not_wrap)
+{
+	struct msga__seqguard g = guard_at(UINT64_MAX - 5000);
+
+	cr_assert_eq(msga__seq_guard(&g, UINT64_MAX, 0, W1), MSGA__GUARD_HOLD);
+	cr_assert_eq(msga__seq_guard(&g, 0, 0, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.top, UINT64_MAX - 5000, "UINT64_MAX + 1 is not 0");
+	cr_assert_eq(msga__seq_guard(&g, UINT64_MAX, 1, W1), MSGA__GUARD_PASS);
+	cr_assert_eq(g.top, UINT64_MAX);
+}

@@ -14,7 +14,7 @@ static struct msga__ustreams t;
 
 static void setup(void)
 {
-	cr_assert_eq(msga__ustreams_init(&t, 64), 0);
+	cr_assert_eq(msga__ustreams_init(&t, 64, 0), 0);
 }
 
 static void teardown(void)
@@ -95,7 +95,7 @@ Test(ud_stream, zero_capacity_is_refused)
 {
 	struct msga__ustreams z;
 
-	cr_assert_eq(msga__ustreams_init(&z, 0), -EINVAL);
+	cr_assert_eq(msga__ustreams_init(&z, 0, 0), -EINVAL);
 }
 
 static struct msga__ustream *get_n(uint64_t origin, int i, uint32_t conn,
@@ -470,7 +470,7 @@ Test(ud_stream, a_retired_stream_goes_first_and_is_never_silent)
 	struct msga__ustream *s[4], *fresh;
 
 	msga__ustreams_fini(&t);
-	cr_assert_eq(msga__ustreams_init(&t, 4), 0);
+	cr_assert_eq(msga__ustreams_init(&t, 4, 0), 0);
 	for (int i = 0; i < 4; i++)
 		s[i] = watched(i, 100 + (uint64_t)i, 50);
 	msga__ustreams_retire(&t, s[2]);
@@ -480,4 +480,112 @@ Test(ud_stream, a_retired_stream_goes_first_and_is_never_silent)
 	cr_assert_not_null(fresh, "the retired stream made room");
 	cr_assert_eq(t.evicted, 1);
 	cr_assert_eq(msga__ustreams_find(&t, 1, "t2", 2), NULL);
+}
+
+/* ---- probation (issue 26) ---- */
+
+static struct msga__ustream *get_at(struct msga__ustreams *p, uint64_t origin,
+				    uint64_t now)
+{
+	return msga__ustreams_get(p, origin, "md.p", 4, 1, now);
+}
+
+Test(ud_stream_probation, a_flood_of_origins_never_reaches_the_verified)
+{
+	struct msga__ustreams p;
+	struct msga__ustream *s;
+	uint32_t vidx[4];
+
+	cr_assert_eq(msga__ustreams_init(&p, 4, 5), -EINVAL, "pmax <= max");
+	cr_assert_eq(msga__ustreams_init(&p, 4, 2), 0);
+	for (uint64_t o = 1; o <= 4; o++) {
+		s = get_at(&p, o, 10);
+		cr_assert_not_null(s);
+		cr_assert_eq(s->verified, 0, "new: on probation");
+		cr_assert_eq(msga__ustreams_verify(&p, s, 10), 1);
+		vidx[o - 1] = msga__ustreams_pos(&p, s);
+	}
+	cr_assert_eq(p.nprob, 0);
+	/* 2000 forged origins: admitted only while a verified place
+	 * could come free; none is idle (idle_ns 0): refused */
+	for (uint64_t o = 100; o < 2100; o++)
+		cr_assert_null(get_at(&p, o, 20));
+	p.idle_ns = 1000;
+	for (uint64_t o = 100; o < 2100; o++)
+		cr_assert_not_null(get_at(&p, o, 2000));
+	cr_assert_eq(p.nprob, 2, "at most pmax on probation");
+	cr_assert_eq(p.prob_evicted, 1998);
+	cr_assert_eq(p.evicted, 0, "no verified stream went");
+	for (uint64_t o = 1; o <= 4; o++) {
+		s = msga__ustreams_find(&p, o, "md.p", 4);
+		cr_assert_not_null(s);
+		cr_assert_eq(msga__ustreams_pos(&p, s), vidx[o - 1]);
+		cr_assert_eq(s->verified, 1);
+	}
+	cr_assert_leq(p.top, 6, "indexes: max + pmax at most");
+	msga__ustreams_fini(&p);
+}
+
+Test(ud_stream_probation, verified_takes_a_place_and_keeps_its_index)
+{
+	struct msga__ustreams p;
+	struct msga__ustream *s, *a, *b;
+	uint32_t idx;
+
+	cr_assert_eq(msga__ustreams_init(&p, 2, 2), 0);
+	p.idle_ns = 100;
+	a = get_at(&p, 1, 0);
+	b = get_at(&p, 2, 0);
+	cr_assert_eq(msga__ustreams_verify(&p, a, 0), 1);
+	cr_assert_eq(msga__ustreams_verify(&p, b, 50), 1);
+	s = get_at(&p, 3, 50);
+	cr_assert_null(s, "both places live: refused, as before");
+	s = get_at(&p, 3, 150);
+	cr_assert_not_null(s, "the oldest is idle: it may be replaced");
+	idx = msga__ustreams_pos(&p, s);
+	cr_assert_eq(p.evicted, 0, "... once the new one is verified");
+	cr_assert_eq(msga__ustreams_verify(&p, s, 150), 1);
+	cr_assert_eq(p.evicted, 1);
+	cr_assert_null(msga__ustreams_find(&p, 1, "md.p", 4));
+	cr_assert_eq(msga__ustreams_pos(&p, s), idx);
+	cr_assert_eq(msga__ustreams_verify(&p, s, 150), 1, "twice: no-op");
+	/* a probation stream with no verified place stays on probation */
+	s = get_at(&p, 4, 150);
+	cr_assert_not_null(s, "2 (at 50) is idle at 151");
+	msga__ustreams_get(&p, 2, "md.p", 4, 1, 151); /* 2 heard again */
+	cr_assert_eq(msga__ustreams_verify(&p, s, 152), 0);
+	cr_assert_eq(s->verified, 0);
+	cr_assert_eq(p.nprob, 1);
+	msga__ustreams_fini(&p);
+}
+
+static uint32_t silent_told;
+
+static void count_silent(void *arg, struct msga__ustream *s)
+{
+	(void)arg;
+	(void)s;
+	silent_told++;
+}
+
+Test(ud_stream_probation, streams_on_probation_are_watched_too)
+{
+	struct msga__ustreams p;
+	struct msga__ustream *a, *b;
+
+	cr_assert_eq(msga__ustreams_init(&p, 2, 2), 0);
+	a = get_at(&p, 1, 0);
+	b = get_at(&p, 2, 0);
+	a->watch_ns = b->watch_ns = 10;
+	cr_assert_eq(msga__ustreams_verify(&p, a, 0), 1);
+	cr_assert_eq(msga__ustreams_next_silence(&p, 10), 10);
+	silent_told = 0;
+	cr_assert_eq(msga__ustreams_scan_silent(&p, 20, 10, count_silent,
+						NULL), 2);
+	cr_assert_eq(silent_told, 2);
+	msga__ustreams_retire(&p, b);
+	cr_assert_eq(msga__ustreams_evict_conn(&p, 1), 2);
+	cr_assert_eq(p.nprob, 0);
+	cr_assert_eq(p.n, 0);
+	msga__ustreams_fini(&p);
 }

@@ -322,14 +322,14 @@ Test(ud_wire, a_heartbeat_or_end_with_a_pattern_long_name_is_refused)
 	expect_refused(with_pattern_length, "topic_len MSGA_TOPIC_MAX + 1");
 }
 
-Test(ud_wire, types_after_lost_are_refused)
+Test(ud_wire, types_after_cookie_are_refused)
 {
 	struct msga__udw_hdr h = state_hdr(MSGA__UDW_HEARTBEAT), got;
 	uint32_t hl = msga__udw_put(buf, &h, "md.AAPL");
 
 	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
-	buf[7] = 8;
-	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 8");
+	buf[7] = 9;
+	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 9");
 	buf[7] = 255;
 	cr_assert_eq(msga__udw_get(buf, hl, &got), -EPROTO, "type 255");
 }
@@ -538,4 +538,29 @@ Test(ud_wire, rpos_past_the_datagram_is_refused)
 	cr_assert_leq(hl, MSGA__UDW_HDR_MAX);
 	cr_assert_eq(msga__udw_get(buf, hl, &got), 0);
 	cr_assert_eq(msga__udw_get(buf, hl - 1, &got), -EPROTO);
+}
+
+/*
+ * ud:// control datagrams (0.8): the subscriber's nonce in seq, the
+ * publisher's cookie in origin, a pattern, no payload; COOKIE is type 8.
+ */
+Test(ud_wire, control_datagrams_carry_nonce_and_cookie)
+{
+	uint8_t types[4] = { MSGA__UDW_SUBSCRIBE, MSGA__UDW_SUBACK,
+			     MSGA__UDW_UNSUBSCRIBE, MSGA__UDW_COOKIE };
+
+	for (int i = 0; i < 4; i++) {
+		struct msga__udw_hdr h = { .type = types[i], .topic_len = 4,
+					   .seq = 0x0123456789abcdefull,
+					   .origin = UINT64_MAX }, got;
+		uint32_t hl = msga__udw_put(buf, &h, "md.*");
+
+		cr_assert_eq(msga__udw_get(buf, hl, &got), 0, "type %u",
+			     types[i]);
+		cr_assert_eq(got.type, types[i]);
+		cr_assert_eq(got.seq, h.seq);
+		cr_assert_eq(got.origin, h.origin);
+		cr_assert_eq(msga__udw_get(buf, hl + 1, &got), -EPROTO,
+			     "type %u with a payload", types[i]);
+	}
 }

@@ -180,6 +180,7 @@ struct msga_sub {
 	struct msga__list mships;
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
+	struct msga__reasm preasm;     /* streams on probation (mcast_sub.c) */
 	struct msga_sub_stats st;
 	uint64_t silence_look_ns;      /* next look for silent streams */
 	/* recovery from reliable publishers (mcast_repair.c) */

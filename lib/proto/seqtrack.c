@@ -115,3 +115,52 @@ uint64_t msga__seq_advance(struct msga__seqtrack *t, uint64_t last_sent,
 	t->c.missing += skipped;
 	return skipped;
 }
+
+/* The gap a number opens past top: seq > top. */
+static uint64_t gap_of(uint64_t top, uint64_t seq, int hb)
+{
+	return hb ? seq - top : seq - top - 1;
+}
+
+static int corroborates(const struct msga__seqguard *g, uint64_t seq, int hb,
+			uint64_t allowed)
+{
+	if (!g->cand)
+		return 0;
+	if (!hb)
+		return g->cand != UINT64_MAX && seq == g->cand + 1;
+	return seq >= g->cand && seq - g->cand <= allowed + 1;
+}
+
+enum msga__guard_verdict msga__seq_guard(struct msga__seqguard *g,
+					 uint64_t seq, int hb,
+					 uint64_t allowed)
+{
+	if (!seq)
+		return MSGA__GUARD_PASS; /* (the tracker refuses it) */
+	if (!g->top) { /* the first: where the stream starts for us */
+		g->top = seq;
+		return MSGA__GUARD_PASS;
+	}
+	if (seq <= g->top) {
+		if (hb && seq == g->top && g->confirms < 255)
+			g->confirms++; /* a heartbeat of what we have */
+		return MSGA__GUARD_PASS;
+	}
+	if (gap_of(g->top, seq, hb) <= allowed) {
+		if (gap_of(g->top, seq, hb) == 0 && g->confirms < 255)
+			g->confirms++; /* the next, or a heartbeat of it */
+		g->top = seq;
+		if (g->cand && g->cand <= seq)
+			g->cand = 0; /* reached: it says nothing any more */
+		return MSGA__GUARD_PASS;
+	}
+	if (corroborates(g, seq, hb, allowed)) {
+		g->top = seq;
+		g->cand = 0;
+		return MSGA__GUARD_PASS;
+	}
+	g->cand = seq;
+	g->far_ahead++;
+	return MSGA__GUARD_HOLD;
+}

@@ -78,4 +78,47 @@ enum msga__seq_verdict msga__seq_accept(struct msga__seqtrack *t, uint64_t seq,
 uint64_t msga__seq_advance(struct msga__seqtrack *t, uint64_t last_sent,
 			   uint64_t *first_missing);
 
+/*
+ * The far-ahead guard (issue 26): a datagram's sequence number is only
+ * its sender's word, and on UD anyone who knows the Q_Key may send one.
+ * A number far ahead of what the stream has confirmed would move the
+ * tracker there, and every real number behind it, older than the window,
+ * would then be a "duplicate" and dropped: one forged datagram would
+ * blackhole the stream. So a datagram that would open a gap larger than
+ * allowed is not acted on: it is held (as a number, not its payload) as
+ * a candidate and dropped, and the stream moves there only when another
+ * datagram corroborates it: the next number (candidate + 1), or a
+ * heartbeat that covers it (candidate <= hb <= candidate + allowed + 1).
+ *
+ * allowed is the largest gap one datagram may open on its own word. Up to
+ * MSGA__SEQ_WINDOW - 1 the damage of a forged number is bounded: the real
+ * numbers behind it are still inside the window, told apart as late fills
+ * and delivered, so a forgery costs a spurious GAP and REORDERs, no
+ * message. Beyond the window they could not be told apart, hence the
+ * bound. Where any gap has a cost of its own (MSGA_SUB_STOP_ON_GAP ends
+ * the membership) allowed is 0: every gap is corroborated first. A real
+ * burst loss larger than allowed costs one more number (the first after
+ * it, held and dropped, then reported inside the gap); in-order traffic
+ * is never held.
+ *
+ * A heartbeat's number says "sent up to here": the gap it opens is
+ * hb - top; a data number's, seq - top - 1.
+ */
+struct msga__seqguard {
+	uint64_t top;        /* highest number taken; 0 before the first */
+	uint64_t cand;       /* a far-ahead number held; 0 none */
+	uint32_t confirms;   /* datagrams that agreed with the stream (<= 255) */
+	uint64_t far_ahead;  /* datagrams held back (dropped) */
+};
+
+enum msga__guard_verdict {
+	MSGA__GUARD_PASS = 0,  /* act on it (the tracker decides the rest) */
+	MSGA__GUARD_HOLD = 1,  /* far ahead, not corroborated: drop it */
+};
+
+/* hb: seq is a heartbeat's (or an END's) "sent up to", not a message. */
+enum msga__guard_verdict msga__seq_guard(struct msga__seqguard *g,
+					 uint64_t seq, int hb,
+					 uint64_t allowed);
+
 #endif

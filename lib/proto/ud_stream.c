@@ -7,15 +7,19 @@
 #include "rx_clock.h"
 #include "ud_stream.h"
 
-int msga__ustreams_init(struct msga__ustreams *t, uint32_t max)
+int msga__ustreams_init(struct msga__ustreams *t, uint32_t max,
+			uint32_t pmax)
 {
+	uint32_t all = max + pmax;
+
 	memset(t, 0, sizeof(*t));
-	if (!max)
+	if (!max || pmax > max)
 		return -EINVAL;
 	t->max = max;
-	for (t->index_size = 16; t->index_size < 2 * max; t->index_size *= 2)
+	t->pmax = pmax;
+	for (t->index_size = 16; t->index_size < 2 * all; t->index_size *= 2)
 		;
-	t->streams = calloc(max, sizeof(*t->streams));
+	t->streams = calloc(all, sizeof(*t->streams));
 	t->index = calloc(t->index_size, sizeof(*t->index));
 	t->refused = calloc(t->index_size, sizeof(*t->refused));
 	if (!t->streams || !t->index || !t->refused) {
@@ -61,21 +65,30 @@ static struct msga__idx_array lru_array(struct msga__ustreams *t)
 	return MSGA__IDX_ARRAY(t->streams, lru);
 }
 
+/* The list s is on: the verified, or those on probation. */
+static struct msga__idx_list *list_of(struct msga__ustreams *t,
+				      const struct msga__ustream *s)
+{
+	return s->verified ? &t->lru : &t->plru;
+}
+
 static void lru_unlink(struct msga__ustreams *t, struct msga__ustream *s)
 {
-	msga__idx_unlink(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
+	msga__idx_unlink(list_of(t, s), lru_array(t),
+			 msga__ustreams_pos(t, s) + 1);
 }
 
 static void lru_append(struct msga__ustreams *t, struct msga__ustream *s)
 {
-	msga__idx_append(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
+	msga__idx_append(list_of(t, s), lru_array(t),
+			 msga__ustreams_pos(t, s) + 1);
 }
 
 static void touch(struct msga__ustreams *t, struct msga__ustream *s,
 		  uint64_t now_ns)
 {
 	s->last_ns = now_ns;
-	if (t->lru.tail != msga__ustreams_pos(t, s) + 1) {
+	if (list_of(t, s)->tail != msga__ustreams_pos(t, s) + 1) {
 		lru_unlink(t, s);
 		lru_append(t, s);
 	}
@@ -129,6 +142,7 @@ static void add_totals(struct msga__ustream_totals *g,
 	g->dups += s->seq.c.dups;
 	g->late += s->seq.c.late;
 	g->reasm_drops += s->reasm_drops;
+	g->far_ahead += s->guard.far_ahead;
 }
 
 void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s)
@@ -140,7 +154,10 @@ void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s)
 	if (t->on_evict)
 		t->on_evict(t->evict_arg, idx);
 	add_totals(&t->gone, s);
-	t->evicted++;
+	if (s->verified)
+		t->evicted++;
+	else
+		t->prob_evicted++, t->nprob--;
 	index_remove(t, slot_of(t, s));
 	lru_unlink(t, s);
 	memset(s, 0, sizeof(*s));
@@ -155,7 +172,8 @@ void msga__ustreams_retire(struct msga__ustreams *t, struct msga__ustream *s)
 	/* heard at time 0: scans for silence pass over it (ud_stream.h) */
 	s->last_ns = 0;
 	lru_unlink(t, s);
-	msga__idx_prepend(&t->lru, lru_array(t), msga__ustreams_pos(t, s) + 1);
+	msga__idx_prepend(list_of(t, s), lru_array(t),
+			  msga__ustreams_pos(t, s) + 1);
 }
 
 uint32_t msga__ustreams_evict_conn(struct msga__ustreams *t, uint32_t conn_id)
@@ -170,20 +188,65 @@ uint32_t msga__ustreams_evict_conn(struct msga__ustreams *t, uint32_t conn_id)
 	return n;
 }
 
-/* Room for one more: a free index, or the least recently heard if idle. */
-static int make_room(struct msga__ustreams *t, uint64_t now_ns)
+/* The oldest verified stream if it may go (idle, or ended), or NULL. */
+static struct msga__ustream *evictable(struct msga__ustreams *t,
+				       uint64_t now_ns)
 {
 	struct msga__ustream *oldest;
 
-	if (t->n < t->max)
-		return 1;
 	if (!t->lru.head)
-		return 0;
+		return NULL;
 	oldest = &t->streams[t->lru.head - 1];
 	if (!oldest->retired && (!t->idle_ns ||
 	    !msga__time_reached(now_ns, oldest->last_ns + t->idle_ns + 1)))
+		return NULL;
+	return oldest;
+}
+
+/* A verified place: a free one, or the oldest verified stream's if idle. */
+static int verified_room(struct msga__ustreams *t, uint64_t now_ns, int take)
+{
+	struct msga__ustream *oldest;
+
+	if (t->n - t->nprob < t->max)
+		return 1;
+	oldest = evictable(t, now_ns);
+	if (oldest && take)
+		msga__ustreams_evict(t, oldest);
+	return oldest != NULL;
+}
+
+/*
+ * Room for one more. Without probation: a verified place. With it: a
+ * place on probation (the least recently heard there goes if it is
+ * full), if the stream could ever be verified.
+ */
+static int make_room(struct msga__ustreams *t, uint64_t now_ns)
+{
+	if (!t->pmax)
+		return verified_room(t, now_ns, 1);
+	if (!verified_room(t, now_ns, 0))
 		return 0;
-	msga__ustreams_evict(t, oldest);
+	if (t->nprob >= t->pmax)
+		msga__ustreams_evict(t, &t->streams[t->plru.head - 1]);
+	return 1;
+}
+
+int msga__ustreams_verify(struct msga__ustreams *t, struct msga__ustream *s,
+			  uint64_t now_ns)
+{
+	if (s->verified)
+		return 1;
+	if (!verified_room(t, now_ns, 1))
+		return 0;
+	lru_unlink(t, s);
+	t->nprob--;
+	s->verified = 1;
+	if (s->retired)
+		msga__idx_prepend(&t->lru, lru_array(t),
+				  msga__ustreams_pos(t, s) + 1);
+	else
+		lru_append(t, s);
 	return 1;
 }
 
@@ -249,6 +312,8 @@ struct msga__ustream *msga__ustreams_get(struct msga__ustreams *t,
 	s->conn_id = conn_id;
 	msga__seq_init(&s->seq);
 	s->last_ns = now_ns;
+	s->verified = !t->pmax;
+	t->nprob += !s->verified;
 	lru_append(t, s);
 	return s;
 }
@@ -271,13 +336,12 @@ const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
 	return idx < t->top && t->streams[idx].used ? &t->streams[idx] : NULL;
 }
 
-uint32_t msga__ustreams_scan_silent(struct msga__ustreams *t, uint64_t now_ns,
-				    uint64_t min_watch_ns,
-				    void (*on_silent)(void *arg,
-						      struct msga__ustream *s),
-				    void *arg)
+static uint32_t scan_list(struct msga__ustreams *t, uint32_t pos,
+			  uint64_t now_ns, uint64_t min_watch_ns,
+			  void (*on_silent)(void *arg, struct msga__ustream *s),
+			  void *arg)
 {
-	uint32_t pos = t->lru.head, told = 0;
+	uint32_t told = 0;
 
 	while (pos) {
 		struct msga__ustream *s = &t->streams[pos - 1];
@@ -295,12 +359,23 @@ uint32_t msga__ustreams_scan_silent(struct msga__ustreams *t, uint64_t now_ns,
 	return told;
 }
 
-uint64_t msga__ustreams_next_silence(const struct msga__ustreams *t,
-				     uint64_t min_watch_ns)
+uint32_t msga__ustreams_scan_silent(struct msga__ustreams *t, uint64_t now_ns,
+				    uint64_t min_watch_ns,
+				    void (*on_silent)(void *arg,
+						      struct msga__ustream *s),
+				    void *arg)
 {
-	uint64_t next = UINT64_MAX;
+	/* (on_silent does not evict: the probation list's head stays) */
+	return scan_list(t, t->lru.head, now_ns, min_watch_ns, on_silent,
+			 arg) +
+	       scan_list(t, t->plru.head, now_ns, min_watch_ns, on_silent,
+			 arg);
+}
 
-	for (uint32_t pos = t->lru.head; pos;) {
+static uint64_t next_in(const struct msga__ustreams *t, uint32_t pos,
+			uint64_t min_watch_ns, uint64_t next)
+{
+	for (; pos;) {
 		const struct msga__ustream *s = &t->streams[pos - 1];
 
 		if (s->last_ns + min_watch_ns >= next)
@@ -310,6 +385,13 @@ uint64_t msga__ustreams_next_silence(const struct msga__ustreams *t,
 		pos = s->lru.next;
 	}
 	return next;
+}
+
+uint64_t msga__ustreams_next_silence(const struct msga__ustreams *t,
+				     uint64_t min_watch_ns)
+{
+	return next_in(t, t->plru.head, min_watch_ns,
+		       next_in(t, t->lru.head, min_watch_ns, UINT64_MAX));
 }
 
 void msga__ustream_stats(const struct msga__ustream *s,
@@ -333,4 +415,6 @@ void msga__ustream_stats(const struct msga__ustream *s,
 	st->unrecoverable = s->unrecoverable;
 	st->reads = s->reads;
 	st->naks = s->naks;
+	st->far_ahead = s->guard.far_ahead;
+	st->verified = (uint64_t)s->verified;
 }

@@ -16,6 +16,20 @@
  * next new stream. When the table is full of live streams a new stream is
  * refused: msga__ustreams_get returns NULL, and the owner counts its
  * datagrams and raises one event per such stream.
+ *
+ * Probation (issue 26): a stream is first heard from one datagram, whose
+ * origin anyone may forge. With a probation pool (pmax > 0), a new stream
+ * is unverified and lives among at most pmax unverified streams, the
+ * least recently heard of which makes room for the next: a flood of
+ * forged origins evicts only its own kind, never a verified stream, and
+ * never fills the max places of the verified. The owner verifies a stream
+ * (msga__ustreams_verify) once its datagrams agree (seqtrack.h's guard:
+ * confirms); it then takes one of the max places (a free one, or the
+ * oldest idle or ended verified stream's), keeping its index. A new
+ * stream is refused, as before, only when the verified places are all
+ * held by live streams: it could never be verified. Streams on probation
+ * are watched for silence as the others are. With pmax 0 every stream is
+ * verified at once (the table before issue 26).
  */
 #ifndef MSGA_UD_STREAM_H
 #define MSGA_UD_STREAM_H
@@ -34,6 +48,9 @@ struct msga__ustream {
 	uint64_t reasm_drops;
 	uint64_t last_seq;
 	struct msga__seqtrack seq;
+	struct msga__seqguard guard;    /* the owner's: far-ahead numbers */
+	int verified;                   /* off probation */
+	uint64_t preasm_seq;            /* the owner's: reassembled apart */
 	/*
 	 * Liveness: a stream whose publisher sends heartbeats (its
 	 * datagrams say how often) is reported gone after watch_ns of
@@ -52,23 +69,30 @@ struct msga__ustream {
 	int used;
 	uint32_t hash;
 	uint64_t last_ns;               /* last datagram */
-	struct msga__idx_link lru;      /* on t->lru; free: next free */
+	struct msga__idx_link lru;      /* on t->lru (verified) or t->plru;
+					 * free: next free */
 };
 
 /* What evicted streams delivered and lost: totals never go back. */
 struct msga__ustream_totals {
 	uint64_t msgs, bytes, gaps, missing, dups, late, reasm_drops;
+	uint64_t far_ahead;
 };
 
 struct msga__ustreams {
-	struct msga__ustream *streams;  /* [0, top): used or free */
+	struct msga__ustream *streams;  /* [0, top): used or free;
+					 * max + pmax of them */
 	uint32_t n;                     /* streams in use */
 	uint32_t top;                   /* indexes ever used */
 	uint32_t free_head;             /* 1 + index of a free one, 0 none */
 	uint32_t *index;                /* hash -> 1 + index, 0 = empty */
 	uint32_t index_size;            /* a power of two, >= 2 * max */
-	uint32_t max;
-	struct msga__idx_list lru;      /* least recently heard first */
+	uint32_t max;                   /* verified streams */
+	uint32_t pmax;                  /* streams on probation */
+	uint32_t nprob;                 /* streams on probation now */
+	struct msga__idx_list lru;      /* verified: least recently heard first */
+	struct msga__idx_list plru;     /* on probation: the same */
+	uint64_t prob_evicted;          /* unverified, made room for another */
 	uint64_t idle_ns;               /* 0: never evicted for silence */
 	uint64_t evicted;
 	struct msga__ustream_totals gone;
@@ -78,7 +102,9 @@ struct msga__ustreams {
 	void *evict_arg;
 };
 
-int msga__ustreams_init(struct msga__ustreams *t, uint32_t max);
+/* max verified streams and pmax on probation (0: none, see above). */
+int msga__ustreams_init(struct msga__ustreams *t, uint32_t max,
+			uint32_t pmax);
 void msga__ustreams_fini(struct msga__ustreams *t);
 /*
  * The stream of (origin, topic[0, topic_len)) heard at now_ns, added if
@@ -107,6 +133,12 @@ int msga__ustreams_refused_first(struct msga__ustreams *t, uint64_t origin,
  * back among the heard, but it stays ended.
  */
 void msga__ustreams_retire(struct msga__ustreams *t, struct msga__ustream *s);
+/*
+ * Take s off probation: 1 when it is (or was) verified, 0 when every
+ * verified place is held by a live stream (it stays on probation).
+ */
+int msga__ustreams_verify(struct msga__ustreams *t, struct msga__ustream *s,
+			  uint64_t now_ns);
 /* Forget s; its counters go to the totals. */
 void msga__ustreams_evict(struct msga__ustreams *t, struct msga__ustream *s);
 /* Forget every stream of membership conn_id; returns how many. */

@@ -107,7 +107,7 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->hdr_len = msga__udw_hdr_len(h->topic_len, h->flags);
 	if (!h->topic_len || h->topic_len > MSGA_TOPIC_MAX + 1 ||
 	    h->hdr_len > n || memchr(h->topic, '\0', h->topic_len) ||
-	    h->type > MSGA__UDW_LOST)
+	    h->type > MSGA__UDW_COOKIE)
 		return -EPROTO;
 	h->rpos = 0;
 	h->topic_id = 0;

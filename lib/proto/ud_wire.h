@@ -22,10 +22,24 @@
  *
  * then the payload. A whole message in one datagram has FIRST|LAST, off 0.
  *
- * Unicast UD (ud://) adds three control types with no payload, whose name
+ * Unicast UD (ud://) adds control types with no payload, whose name
  * field carries the subscriber's pattern: SUBSCRIBE (sub -> pub, repeated
  * every second as a keepalive), SUBACK (pub -> sub, the answer to each)
  * and UNSUBSCRIBE (sub -> pub, a polite goodbye).
+ *
+ * Since 0.8 (issue 26) a subscriber's control datagrams carry its nonce
+ * (a random number of the membership) in seq, and a SUBSCRIBE carries
+ * in origin the publisher's cookie, 0 when it has none: a publisher adds
+ * a subscriber only when its SUBSCRIBE echoes a cookie the publisher
+ * gave that address, proof that the address is the sender's. A SUBSCRIBE
+ * without one (or with a stale or wrong one) from an address not yet
+ * subscribed is answered with COOKIE (type 8, pub -> sub): seq the
+ * nonce, origin the cookie, a keyed hash of the sender's GID, QPN, LID,
+ * nonce and a 2.1 s time step. SUBACK and COOKIE echo the nonce; a
+ * subscriber takes neither without its own nonce, nor any datagram from
+ * another address than its publisher's. A subscriber before 0.8 sends no
+ * cookie and is never added; a publisher before 0.8 does not echo the
+ * nonce and is never taken: both ends need 0.8.
  *
  * Since 0.6 two more types, also without payload, carry a stream's state
  * from its publisher (multicast and unicast alike): HEARTBEAT, sent by a
@@ -91,6 +105,7 @@ enum msga__udw_type {
 	MSGA__UDW_END = 5,
 	MSGA__UDW_NAK = 6,
 	MSGA__UDW_LOST = 7,
+	MSGA__UDW_COOKIE = 8,
 };
 
 struct msga__udw_hdr {

@@ -35,7 +35,28 @@
  * may be forgotten when a new stream needs its place in the table.
  */
 #define MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS 3u
+/*
+ * Streams on probation (ud_stream.h): first heard from a datagram, not yet
+ * corroborated; LRU among themselves. Their indexes follow the verified
+ * streams' MSGA_SUB_STREAMS_MAX. A stream is verified after
+ * MSGA__UD_CONFIRMS datagrams that agree with it (the next number, or a
+ * heartbeat of its position).
+ */
+#define MSGA__UD_PROBATION_MAX 64u
+#define MSGA__UD_STREAMS_ALL (MSGA_SUB_STREAMS_MAX + MSGA__UD_PROBATION_MAX)
+#define MSGA__UD_CONFIRMS 2u
+/* Their reassembly, apart from the verified streams': two messages. */
+#define MSGA__UD_PROBATION_REASM_BYTES (2ull * MSGA_MSG_MAX)
 #define MSGA__UD_DESTS_MAX 64u       /* unicast subscribers per publisher */
+/*
+ * ud:// return-routability (ud_unicast.c): subscribers one source address
+ * (GID) may have at one publisher; address handles for answers to
+ * sources not yet subscribed (COOKIE), reused once their send is done;
+ * a cookie's time step (it is good in its step and the next).
+ */
+#define MSGA__UD_DESTS_PER_SOURCE 16u
+#define MSGA__UD_REPLY_AHS 4u
+#define MSGA__UD_COOKIE_STEP_NS (1ull << 31) /* ~2.1 s */
 #define MSGA__UD_PUB_RX_DEPTH 64u    /* unicast publisher: control in */
 #define MSGA__UD_SUB_SQ_DEPTH 16u    /* unicast subscriber: control out */
 #define MSGA__UD_RESEND_NS 200000000ull   /* SUBSCRIBE until SUBACK */
@@ -275,7 +296,14 @@ struct msga__udep {
 	int unicast;
 	int ustate;                  /* subscriber: enum msga__ustate */
 	struct msga__mgroup peer;    /* subscriber: the publisher's QP */
+	union ibv_gid peer_gid;      /* subscriber: and its GID */
+	int peer_global;             /* (peer_gid known) */
+	uint64_t nonce;              /* subscriber: names our SUBSCRIBEs */
+	uint64_t cookie;             /* subscriber: the publisher's, 0 none */
 	uint64_t started_ns, next_tx_ns, last_heard_ns;
+	/* publisher: the cookies' secret, and what was refused */
+	uint8_t cookie_key[16];
+	uint64_t cookies_sent, cookies_bad, source_full, dests_full;
 };
 
 /* A unicast UD subscriber as its publisher knows it. */
@@ -284,6 +312,7 @@ struct msga__udest {
 	int used;
 	uint32_t id;
 	uint32_t src_qp;
+	uint64_t nonce;              /* its SUBSCRIBEs' (keepalives too) */
 	union ibv_gid gid;
 	uint16_t lid;
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -417,7 +446,9 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__usub_leave(struct msga__udep *ep);
 int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
-			uint8_t type, const char *pattern);
+			const struct msga__udw_hdr *h, const char *pattern);
+int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
+			 const void *grh);
 
 /* local_addr.c */
 int msga__ctx_local_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss);

@@ -55,7 +55,7 @@ int msga__mread_init(struct msga_sub *sub)
 {
 	if (sub->rstreams)
 		return 0;
-	sub->rstreams = calloc(MSGA_SUB_STREAMS_MAX, sizeof(*sub->rstreams));
+	sub->rstreams = calloc(MSGA__UD_STREAMS_ALL, sizeof(*sub->rstreams));
 	sub->rconns = calloc(MSGA__UD_RCONN_MAX, sizeof(*sub->rconns));
 	if (!sub->rstreams || !sub->rconns) {
 		msga__mread_fini(sub);
@@ -101,7 +101,7 @@ void msga__mread_fini(struct msga_sub *sub)
 
 void msga__mread_forget(struct msga_sub *sub, uint32_t idx)
 {
-	if (sub->rstreams && idx < MSGA_SUB_STREAMS_MAX)
+	if (sub->rstreams && idx < MSGA__UD_STREAMS_ALL)
 		memset(&sub->rstreams[idx], 0, sizeof(sub->rstreams[idx]));
 }
 

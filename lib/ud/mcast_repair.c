@@ -25,7 +25,7 @@ int msga__mrep_init(struct msga_sub *sub)
 {
 	struct msga__repair_cfg cfg = {
 		.max_bytes = sub->recovery_bytes,
-		.max_streams = MSGA_SUB_STREAMS_MAX,
+		.max_streams = MSGA__UD_STREAMS_ALL,
 		.max_gaps = MSGA__UD_REPAIR_GAPS,
 		.give_up_ns = sub->recovery_ns,
 		.nak_delay_ns = MSGA__UD_NAK_DELAY_NS,
@@ -390,7 +390,7 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
 		return UINT64_MAX;
 	next = msga__repair_tick(&sub->repair, now_ns, on_nak_due, sub);
 	/* (bounded: a callback that stops a drain early must not spin us) */
-	while (rounds++ < 2 * MSGA_SUB_STREAMS_MAX &&
+	while (rounds++ < 2 * MSGA__UD_STREAMS_ALL &&
 	       msga__repair_next_ready(&sub->repair, &idx)) {
 		struct msga__ustream *s = &sub->streams.streams[idx];
 		struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);

@@ -30,7 +30,7 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 {
 	struct msga_sub *sub = arg;
 
-	stream %= MSGA_SUB_STREAMS_MAX; /* (a resend's slot: reassemble) */
+	stream %= MSGA__UD_STREAMS_ALL; /* (a resend's slot: reassemble) */
 	if (stream < sub->streams.top && sub->streams.streams[stream].used)
 		sub->streams.streams[stream].reasm_drops++;
 }
@@ -41,7 +41,9 @@ static void on_stream_evict(void *arg, uint32_t idx)
 	struct msga_sub *sub = arg;
 
 	msga__reasm_forget(&sub->reasm, idx);
-	msga__reasm_forget(&sub->reasm, idx + MSGA_SUB_STREAMS_MAX);
+	msga__reasm_forget(&sub->reasm, idx + MSGA__UD_STREAMS_ALL);
+	msga__reasm_forget(&sub->preasm, idx);
+	msga__reasm_forget(&sub->preasm, idx + MSGA__UD_STREAMS_ALL);
 	msga__mrep_forget(sub, idx);
 }
 
@@ -51,7 +53,8 @@ int msga__msub_init(struct msga_sub *sub)
 
 	if (sub->streams.streams)
 		return 0;
-	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX);
+	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX,
+				  MSGA__UD_PROBATION_MAX);
 	if (ret)
 		return ret;
 	sub->streams.idle_ns = MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS *
@@ -61,18 +64,29 @@ int msga__msub_init(struct msga_sub *sub)
 	/*
 	 * One message in reassembly per stream (a stream's index in the
 	 * table is its index there), and one resend (its index plus
-	 * MSGA_SUB_STREAMS_MAX: a repair must not cut the live message
+	 * MSGA__UD_STREAMS_ALL: a repair must not cut the live message
 	 * short), all within the default byte budget.
 	 */
-	ret = msga__reasm_init(&sub->reasm, 2 * MSGA_SUB_STREAMS_MAX,
+	ret = msga__reasm_init(&sub->reasm, 2 * MSGA__UD_STREAMS_ALL,
 			       MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
+	/*
+	 * Streams on probation reassemble apart, in a budget of their own:
+	 * forged fragments evict only each other's messages, never a
+	 * verified stream's.
+	 */
+	if (!ret)
+		ret = msga__reasm_init(&sub->preasm, 2 * MSGA__UD_STREAMS_ALL,
+				       MSGA_MSG_MAX, MSGA__UD_MIN_FRAG,
+				       MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
+		msga__reasm_fini(&sub->reasm);
 		msga__ustreams_fini(&sub->streams);
 		return ret;
 	}
-	sub->reasm.on_drop = on_reasm_drop;
-	sub->reasm.drop_arg = sub;
+	sub->preasm.budget = MSGA__UD_PROBATION_REASM_BYTES;
+	sub->reasm.on_drop = sub->preasm.on_drop = on_reasm_drop;
+	sub->reasm.drop_arg = sub->preasm.drop_arg = sub;
 	return 0;
 }
 
@@ -260,17 +274,48 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 	struct msga_sub *sub = ep->sub;
 	struct msga__frag f = {
 		.stream = msga__ustreams_pos(&sub->streams, s) +
-			  (h->flags & MSGA__UDW_RETX ? MSGA_SUB_STREAMS_MAX : 0),
+			  (h->flags & MSGA__UDW_RETX ? MSGA__UD_STREAMS_ALL : 0),
 		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
 		.len = h->payload, .frag_size = h->frag_size, .data = payload,
 	};
+	struct msga__reasm *r = &sub->reasm;
 	const void *msg;
 	uint32_t len;
 
-	if (msga__reasm_add(&sub->reasm, &f, now_ns, &msg, &len) != 1)
+	/* on probation, and the message begun then: apart (msub_init) */
+	if (!s->verified || h->seq == s->preasm_seq) {
+		r = &sub->preasm;
+		s->preasm_seq = h->seq;
+	}
+	if (msga__reasm_add(r, &f, now_ns, &msg, &len) != 1)
 		return;
+	if (r == &sub->preasm)
+		s->preasm_seq = 0;
 	deliver(ep, s, NULL, h, msg, len, now_ns);
-	msga__reasm_release(&sub->reasm, msg);
+	msga__reasm_release(r, msg);
+}
+
+/*
+ * The far-ahead guard (seqtrack.h): 1 when datagram h may be acted on, 0
+ * when it is held back and dropped. Where a gap would end the membership
+ * (MSGA_SUB_STOP_ON_GAP, a stream not repaired) every gap must be
+ * corroborated first; elsewhere one datagram may open a gap up to the
+ * tracker's window. A stream whose datagrams agreed often enough is
+ * taken off probation (ud_stream.h).
+ */
+static int guard_pass(struct msga_sub *sub, struct msga__ustream *s,
+		      const struct msga__udw_hdr *h, uint64_t now_ns)
+{
+	uint64_t allowed = MSGA__SEQ_WINDOW - 1;
+
+	if ((sub->flags & MSGA_SUB_STOP_ON_GAP) && !s->repaired)
+		allowed = 0;
+	if (msga__seq_guard(&s->guard, h->seq, h->type != MSGA__UDW_DATA,
+			    allowed) == MSGA__GUARD_HOLD)
+		return 0;
+	if (!s->verified && s->guard.confirms >= MSGA__UD_CONFIRMS)
+		msga__ustreams_verify(&sub->streams, s, now_ns);
+	return 1;
 }
 
 /*
@@ -315,6 +360,7 @@ static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
 
 	if (!s || s->retired ||
 	    (s->conn_id != ep->id && !(sub->flags & MSGA_SUB_AB_LINES)) ||
+	    !guard_pass(sub, s, h, now_ns) ||
 	    stream_position(ep, s, h->seq, now_ns))
 		return; /* (a second copy: told already) */
 	sub->st.ended++;
@@ -400,14 +446,18 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		sub->st.foreign++;
 		return;
 	}
-	if (ep->unicast)
-		ep->last_heard_ns = now_ns; /* the publisher is alive */
+	if (ep->unicast && !msga__usub_from_peer(ep, wc, buf - MSGA__UD_GRH)) {
+		sub->st.spoofed++; /* not from the publisher we connected to */
+		return;
+	}
 	if (h.type != MSGA__UDW_DATA && h.type != MSGA__UDW_HEARTBEAT &&
 	    h.type != MSGA__UDW_END && h.type != MSGA__UDW_LOST) {
 		if (ep->unicast)
 			msga__usub_on_ctl(ep, &h, now_ns);
 		return;
 	}
+	if (ep->unicast && ep->ustate == MSGA__U_READY)
+		ep->last_heard_ns = now_ns; /* the publisher is alive */
 	if (is_local(sub, h.origin)) {
 		sub->st.local++;
 		return;
@@ -440,6 +490,8 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 				    MSGA_EVENT_STREAM_OVERFLOW, h.seq, 1);
 		return;
 	}
+	if (!guard_pass(sub, s, &h, now_ns))
+		return; /* far ahead of what the stream has confirmed */
 	stream_heard(sub, s, &h, now_ns);
 	if ((h.retains || (sub->flags & MSGA_SUB_AB_LINES)) && !s->repaired)
 		msga__mrep_begin(ep, s, &h, wc, buf - MSGA__UD_GRH);
@@ -507,8 +559,13 @@ void msga__msub_release(struct msga__rxslot *slot)
 /* Drop stale reassemblies; returns when the next one would be stale. */
 uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 {
+	uint64_t a, b;
+
 	msga__reasm_expire(&sub->reasm, now_ns);
-	return msga__reasm_next_expiry(&sub->reasm);
+	msga__reasm_expire(&sub->preasm, now_ns);
+	a = msga__reasm_next_expiry(&sub->reasm);
+	b = msga__reasm_next_expiry(&sub->preasm);
+	return a < b ? a : b;
 }
 
 /* The live membership conn_id, or NULL. */
@@ -547,7 +604,8 @@ uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX, pt = sub->ctx->peer_timeout_ns, look;
 
-	if (sub->reasm.slots && msga__reasm_pending(&sub->reasm))
+	if (sub->reasm.slots && (msga__reasm_pending(&sub->reasm) ||
+				 msga__reasm_pending(&sub->preasm)))
 		next = msga__msub_expire(sub, now_ns);
 	look = msga__mrep_tick(sub, now_ns);
 	next = look < next ? look : next;
@@ -600,6 +658,7 @@ void msga__msub_fini(struct msga_sub *sub)
 	msga__mrep_fini(sub); /* its address handles, after the QPs */
 	msga__ustreams_fini(&sub->streams);
 	msga__reasm_fini(&sub->reasm);
+	msga__reasm_fini(&sub->preasm);
 }
 
 /*
@@ -635,6 +694,9 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	st->dups = sub->streams.gone.dups;
 	st->late = sub->streams.gone.late;
 	st->reasm_drops = sub->streams.gone.reasm_drops;
+	st->far_ahead = sub->streams.gone.far_ahead;
+	st->probation = sub->streams.nprob;
+	st->probation_evicted = sub->streams.prob_evicted;
 	for (uint32_t i = 0; i < sub->streams.top; i++) {
 		const struct msga__ustream *s = msga__ustreams_at(&sub->streams,
 								  i);
@@ -648,6 +710,7 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 		st->dups += s->seq.c.dups;
 		st->late += s->seq.c.late;
 		st->reasm_drops += s->reasm_drops;
+		st->far_ahead += s->guard.far_ahead;
 	}
 	memcpy(out, st, size);
 	return 0;

@@ -13,7 +13,21 @@
  * second and 5 s of silence, as on RC (liveness.h). Data datagrams are
  * the multicast ones: same header, same sequence tracking, same
  * fragmentation.
+ *
+ * Return-routability (issue 26): a SUBSCRIBE's source address is only
+ * its sender's word, and on RoCE v2 anyone can write another's. So a
+ * publisher adds no subscriber on a SUBSCRIBE alone: it answers COOKIE,
+ * a keyed hash (SipHash, libsodium's crypto_shorthash, under a random
+ * secret of the publisher) of the source's GID, QPN, LID, the
+ * subscriber's nonce and the time step, and adds the subscriber when a
+ * SUBSCRIBE from that address echoes it. Nothing is kept between the
+ * two: a flood of SUBSCRIBEs costs answers, no memory. One address (GID)
+ * may hold MSGA__UD_DESTS_PER_SOURCE of the MSGA__UD_DESTS_MAX places. A
+ * subscriber's nonce names its SUBSCRIBEs: the SUBACK and COOKIE it takes
+ * echo it, keepalives and UNSUBSCRIBE carry it, and only datagrams from
+ * the publisher's address and QP it connected to count as the publisher.
  */
+#include <sodium.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +38,50 @@
 #include "pubsub.h"
 #include "topic.h"
 
-/* One control datagram (no payload) to a peer. 0, or -EAGAIN when full. */
-int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
-			uint8_t type, const char *pattern)
+/*
+ * One control datagram (no payload) to a peer: h's type, seq and origin,
+ * and pattern. 0, or -EAGAIN when full.
+ */
+static int put_ctl(struct msga__udep *ep, struct msga__mgroup *to,
+		   const struct msga__udw_hdr *h, const char *pattern,
+		   int signal)
 {
-	struct msga__udw_hdr h = { .type = type,
+	struct msga__udw_hdr c = { .type = h->type, .seq = h->seq,
+				   .origin = h->origin,
 				   .topic_len = (uint8_t)strlen(pattern) };
 	uint32_t hl;
 
 	if (!to->ah || to->retiring || msga__udep_sq_room(ep) < 1)
 		return -EAGAIN;
-	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, pattern);
-	return msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0);
+	hl = msga__udw_put(msga__udep_hdr_slot(ep), &c, pattern);
+	return msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE,
+			       signal);
+}
+
+int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
+			const struct msga__udw_hdr *h, const char *pattern)
+{
+	return put_ctl(ep, to, h, pattern, 0);
+}
+
+static int send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
+		    uint8_t type, uint64_t seq, uint64_t origin,
+		    const char *pattern)
+{
+	struct msga__udw_hdr h = { .type = type, .seq = seq,
+				   .origin = origin };
+
+	return put_ctl(ep, to, &h, pattern, 0);
+}
+
+/* A random number, never 0 (0 says "none" on the wire). */
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	while (!v)
+		randombytes_buf(&v, sizeof(v));
+	return v;
 }
 
 /* ------------------------------------------------------------ publisher */
@@ -49,8 +95,13 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 	if (msga__parse_uri_as(uri, "ud://", &ss))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
 				      "uri '%s'", uri);
+	if (sodium_init() < 0)
+		return msga__ctx_fail(ctx, -ENOMEM, "msga_pub_create: "
+				      "sodium_init");
 	pub->unicast = 1;
-	pub->dests = calloc(MSGA__UD_DESTS_MAX, sizeof(*pub->dests));
+	/* the places, then the answers' address handles (REPLY_AHS) */
+	pub->dests = calloc(MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS,
+			    sizeof(*pub->dests));
 	if (!pub->dests)
 		return -ENOMEM;
 	ret = msga__udep_new(ctx, MSGA__UD_PUB_RX_DEPTH, MSGA__UD_PUB_SQ_DEPTH,
@@ -60,6 +111,7 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 	if (ret)
 		return ret;
 	pub->mc->unicast = 1;
+	randombytes_buf(pub->mc->cookie_key, sizeof(pub->mc->cookie_key));
 	if (rdma_listen(pub->mc->cm, 64))
 		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
 				      "msga_pub_create: rdma_listen (UD)");
@@ -143,7 +195,7 @@ static struct msga__udest *dest_find(struct msga_pub *pub,
 
 static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 		    const struct ibv_wc *wc, struct ibv_ah_attr *ah,
-		    const char *pattern)
+		    const char *pattern, uint64_t nonce)
 {
 	memset(d, 0, sizeof(*d));
 	d->g.ah = ibv_create_ah(pub->ctx->pd, ah);
@@ -159,15 +211,96 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	inet_ntop(AF_INET6, ah->grh.dgid.raw, d->g.name, sizeof(d->g.name));
 	snprintf(d->pattern, sizeof(d->pattern), "%s", pattern);
 	d->id = pub->next_dest_id++;
+	d->nonce = nonce;
 	d->used = 1;
 	pub->ndests++;
 	dest_emit(pub, d, MSGA_EVENT_CONNECTED, 0);
 	return 0;
 }
 
+/* The cookie of a source and nonce in time step `step`: never 0. */
+static uint64_t cookie_of(const struct msga__udep *ep,
+			  const struct ibv_wc *wc,
+			  const struct ibv_ah_attr *ah, uint64_t nonce,
+			  uint64_t step)
+{
+	uint8_t in[16 + 4 + 2 + 8 + 8], out[crypto_shorthash_BYTES];
+	uint64_t c;
+
+	_Static_assert(sizeof(ep->cookie_key) == crypto_shorthash_KEYBYTES,
+		       "a SipHash key");
+	memcpy(in, ah->grh.dgid.raw, 16);
+	memcpy(in + 16, &wc->src_qp, 4);
+	memcpy(in + 20, &ah->dlid, 2);
+	memcpy(in + 22, &nonce, 8);
+	memcpy(in + 30, &step, 8);
+	crypto_shorthash(out, in, sizeof(in), ep->cookie_key);
+	memcpy(&c, out, sizeof(c));
+	return c ? c : 1;
+}
+
+/* The echoed cookie is ours for this source: this step's or the last. */
+static int cookie_ok(const struct msga__udep *ep, const struct ibv_wc *wc,
+		     const struct ibv_ah_attr *ah, uint64_t nonce,
+		     uint64_t cookie, uint64_t now_ns)
+{
+	uint64_t step = now_ns / MSGA__UD_COOKIE_STEP_NS;
+
+	return cookie && nonce &&
+	       (cookie == cookie_of(ep, wc, ah, nonce, step) ||
+		cookie == cookie_of(ep, wc, ah, nonce, step - 1));
+}
+
+/*
+ * An answer to a source that is no subscriber: an address handle of
+ * the few kept for it, free once its last send is done; none free, no
+ * answer (the subscriber asks again).
+ */
+static void send_cookie(struct msga__udep *ep, const struct ibv_wc *wc,
+			struct ibv_ah_attr *ah, uint64_t nonce,
+			const char *pattern, uint64_t now_ns)
+{
+	struct msga_pub *pub = ep->pub;
+	struct msga__udw_hdr c = { .type = MSGA__UDW_COOKIE };
+	struct msga__mgroup *g = NULL;
+
+	for (uint32_t i = 0; i < MSGA__UD_REPLY_AHS && !g; i++)
+		if (!pub->dests[MSGA__UD_DESTS_MAX + i].g.inflight)
+			g = &pub->dests[MSGA__UD_DESTS_MAX + i].g;
+	if (!g || !nonce)
+		return;
+	if (g->ah)
+		ibv_destroy_ah(g->ah);
+	memset(g, 0, sizeof(*g));
+	g->ah = ibv_create_ah(pub->ctx->pd, ah);
+	if (!g->ah)
+		return;
+	g->qpn = wc->src_qp;
+	g->qkey = RDMA_UDP_QKEY;
+	g->state = MSGA__G_READY;
+	g->counted = 1;
+	c.seq = nonce;
+	c.origin = cookie_of(ep, wc, ah, nonce,
+			     now_ns / MSGA__UD_COOKIE_STEP_NS);
+	/* signalled: its completion frees the address handle for reuse */
+	if (!put_ctl(ep, g, &c, pattern, 1))
+		ep->cookies_sent++;
+}
+
+/* Subscribers of source gid: at most MSGA__UD_DESTS_PER_SOURCE. */
+static uint32_t dests_of(const struct msga_pub *pub, const union ibv_gid *gid)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++)
+		n += pub->dests[i].used &&
+		     !memcmp(&pub->dests[i].gid, gid, sizeof(*gid));
+	return n;
+}
+
 static void on_subscribe(struct msga__udep *ep, const struct ibv_wc *wc,
-			 const void *grh, const char *pattern,
-			 uint64_t now_ns)
+			 const void *grh, const struct msga__udw_hdr *h,
+			 const char *pattern, uint64_t now_ns)
 {
 	struct msga_pub *pub = ep->pub;
 	struct ibv_ah_attr ah;
@@ -178,13 +311,35 @@ static void on_subscribe(struct msga__udep *ep, const struct ibv_wc *wc,
 				(struct ibv_wc *)wc, (struct ibv_grh *)grh,
 				&ah))
 		return;
-	d = dest_find(pub, wc, &ah, 1);
-	if (!d)
-		return; /* full: the subscriber times out and says so */
-	if (!d->used && dest_add(pub, d, wc, &ah, pattern))
+	d = dest_find(pub, wc, &ah, 0);
+	if (d && d->nonce == h->seq) /* a subscriber's keepalive */
+		goto ack;
+	if (!cookie_ok(ep, wc, &ah, h->seq, h->origin, now_ns)) {
+		ep->cookies_bad += h->origin != 0;
+		send_cookie(ep, wc, &ah, h->seq, pattern, now_ns);
 		return;
+	}
+	if (d) { /* the same QP subscribes anew: the new nonce, pattern */
+		d->nonce = h->seq;
+		snprintf(d->pattern, sizeof(d->pattern), "%s", pattern);
+		d->ann = 0;
+		memset(d->match, 0, sizeof(d->match));
+		goto ack;
+	}
+	if (dests_of(pub, &ah.grh.dgid) >= MSGA__UD_DESTS_PER_SOURCE) {
+		ep->source_full++;
+		return; /* the subscriber times out and says so */
+	}
+	d = dest_find(pub, wc, &ah, 1);
+	if (!d) {
+		ep->dests_full++;
+		return; /* full: the subscriber times out and says so */
+	}
+	if (dest_add(pub, d, wc, &ah, pattern, h->seq))
+		return;
+ack:
 	d->last_seen_ns = now_ns;
-	msga__udep_send_ctl(ep, &d->g, MSGA__UDW_SUBACK, d->pattern);
+	send_ctl(ep, &d->g, MSGA__UDW_SUBACK, d->nonce, 0, d->pattern);
 }
 
 void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
@@ -203,7 +358,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	memcpy(pattern, h.topic, h.topic_len);
 	pattern[h.topic_len] = '\0';
 	if (h.type == MSGA__UDW_SUBSCRIBE) {
-		on_subscribe(ep, wc, buf, pattern, now_ns);
+		on_subscribe(ep, wc, buf, &h, pattern, now_ns);
 	} else if (h.type == MSGA__UDW_NAK && ep->pub->reliable &&
 		   !ep->closing &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
@@ -217,8 +372,8 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
 					(struct ibv_grh *)buf, &ah) &&
-		   (d = dest_find(ep->pub, wc, &ah, 0))) {
-		dest_drop(ep->pub, d, 0);
+		   (d = dest_find(ep->pub, wc, &ah, 0)) && d->nonce == h.seq) {
+		dest_drop(ep->pub, d, 0); /* (its nonce: not a forger's) */
 	}
 repost:
 	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
@@ -272,7 +427,8 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 
 void msga__upub_fini(struct msga_pub *pub)
 {
-	for (uint32_t i = 0; pub->dests && i < MSGA__UD_DESTS_MAX; i++)
+	for (uint32_t i = 0;
+	     pub->dests && i < MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS; i++)
 		if (pub->dests[i].g.ah)
 			ibv_destroy_ah(pub->dests[i].g.ah);
 	free(pub->dests);
@@ -291,6 +447,9 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	if (msga__parse_uri_as(uri, "ud://", &dst))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
 				      "uri '%s'", uri);
+	if (sodium_init() < 0)
+		return msga__ctx_fail(ctx, -ENOMEM, "msga_sub_connect: "
+				      "sodium_init");
 	ret = msga__msub_init(sub);
 	if (!ret)
 		ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH,
@@ -299,6 +458,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 		return ret;
 	ep->sub = sub;
 	ep->unicast = 1;
+	ep->nonce = random_u64();
 	ep->id = sub->next_id++;
 	ep->ustate = MSGA__U_RESOLVING;
 	ep->started_ns = msga__now_ns();
@@ -330,8 +490,8 @@ static int subscribe(struct msga__udep *ep, uint64_t now_ns)
 {
 	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
 				   msga__keepalive_ns(ep->ctx) : MSGA__UD_RESEND_NS);
-	return msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE,
-				   ep->sub->pattern);
+	return send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE, ep->nonce,
+			ep->cookie, ep->sub->pattern);
 }
 
 /* SIDR reply: the publisher's QP; then say what we want. */
@@ -345,6 +505,8 @@ static int on_established(struct msga__udep *ep,
 		return msga__neg_errno(ENOMEM);
 	ep->peer.qpn = ev->param.ud.qp_num;
 	ep->peer.qkey = ev->param.ud.qkey;
+	ep->peer_gid = ah.grh.dgid;
+	ep->peer_global = ah.is_global;
 	ep->ustate = MSGA__U_SUBSCRIBING;
 	ep->last_heard_ns = msga__now_ns();
 	return subscribe(ep, ep->last_heard_ns);
@@ -381,13 +543,45 @@ void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 		fail(ep, ret);
 }
 
-/* A SUBACK: subscribed (the first), or the publisher is still there. */
+/*
+ * Whether a datagram comes from the publisher this membership connected
+ * to: its QP, and its GID where the path has one. The only source a
+ * ud:// subscriber takes anything from.
+ */
+int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
+			 const void *grh)
+{
+	union ibv_gid gid;
+
+	if (ep->ustate == MSGA__U_RESOLVING || wc->src_qp != ep->peer.qpn)
+		return 0;
+	if (!ep->peer_global)
+		return 1; /* (InfiniBand in one subnet: the LID) */
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0;
+	msga__mrep_sender_gid(grh, &gid);
+	return !memcmp(&gid, &ep->peer_gid, sizeof(gid));
+}
+
+/*
+ * The publisher's answers, which echo our nonce: a COOKIE (we subscribe
+ * again at once, echoing it), a SUBACK: subscribed (the first), or the
+ * publisher is still there. Anything else is not ours.
+ */
 void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns)
 {
-	if (h->type != MSGA__UDW_SUBACK || ep->ustate == MSGA__U_RESOLVING)
+	if ((h->type != MSGA__UDW_SUBACK && h->type != MSGA__UDW_COOKIE) ||
+	    ep->ustate == MSGA__U_RESOLVING || h->seq != ep->nonce) {
+		ep->sub->st.spoofed++;
 		return;
+	}
 	ep->last_heard_ns = now_ns;
+	if (h->type == MSGA__UDW_COOKIE) {
+		ep->cookie = h->origin;
+		subscribe(ep, now_ns);
+		return;
+	}
 	if (ep->ustate == MSGA__U_READY)
 		return;
 	ep->ustate = MSGA__U_READY;
@@ -425,6 +619,6 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 void msga__usub_leave(struct msga__udep *ep)
 {
 	if (ep->ustate != MSGA__U_RESOLVING && !ep->dead)
-		msga__udep_send_ctl(ep, &ep->peer, MSGA__UDW_UNSUBSCRIBE,
-				    ep->sub->pattern);
+		send_ctl(ep, &ep->peer, MSGA__UDW_UNSUBSCRIBE, ep->nonce, 0,
+			 ep->sub->pattern);
 }

@@ -28,6 +28,13 @@
  * Beyond the model: every number a gap skipped is still missing or came
  * late (missing never underflows), a heartbeat delivers nothing, and
  * delivered is exactly the NEXT, GAP and LATE verdicts.
+ *
+ * The far-ahead guard (msga__seq_guard, 0.8) sees the same numbers, with
+ * an allowed gap the input picks (0, as under MSGA_SUB_STOP_ON_GAP, or
+ * the window's): it holds a number only when it would open a gap larger
+ * than allowed; what passes past that was corroborated by the candidate
+ * held before it (the next number, or a heartbeat covering it); its top
+ * is the highest number passed, and far_ahead counts the holds.
  */
 #include <string.h>
 
@@ -174,11 +181,41 @@ static void advance(struct msga__seqtrack *t, struct model *m,
 	FUZZ_CHECK(t->c.gaps == before.gaps + (n != 0));
 }
 
+/* One number through the guard, checked against seqtrack.h's rules. */
+static void guard_step(struct msga__seqguard *g, uint64_t seq, int hb,
+		       uint64_t allowed, uint64_t *holds)
+{
+	struct msga__seqguard was = *g;
+	enum msga__guard_verdict v = msga__seq_guard(g, seq, hb, allowed);
+	uint64_t gap = 0;
+
+	if (was.top && seq > was.top)
+		gap = hb ? seq - was.top : seq - was.top - 1;
+	if (v == MSGA__GUARD_HOLD) {
+		FUZZ_CHECK(was.top && seq > was.top && gap > allowed);
+		FUZZ_CHECK(g->top == was.top && g->cand == seq);
+		++*holds;
+	} else if (!seq) {
+		FUZZ_CHECK(g->top == was.top);
+	} else {
+		FUZZ_CHECK(g->top == (seq > was.top ? seq : was.top));
+		if (gap > allowed) /* corroborated by the candidate */
+			FUZZ_CHECK(was.cand &&
+				   (hb ? seq >= was.cand &&
+					 seq - was.cand <= allowed + 1 :
+					 seq - 1 == was.cand));
+	}
+	FUZZ_CHECK(g->far_ahead == *holds);
+	FUZZ_CHECK(!g->cand || g->cand > g->top);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct model m;
 	struct fuzz_in in = { data, size };
 	struct msga__seqtrack t;
+	struct msga__seqguard g = { 0 };
+	uint64_t holds = 0, allowed = size & 1 ? 0 : MSGA__SEQ_WINDOW - 1;
 	/* numbers skipped by gaps (< 2^64: each is skipped once) */
 	uint64_t opened = 0, delivered = 0;
 
@@ -188,6 +225,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t kind = fuzz_u8(&in);
 		uint64_t seq = next_seq(&in, &m, kind);
 
+		guard_step(&g, seq, (kind & 0x80) != 0, allowed, &holds);
 		if (kind & 0x80)
 			advance(&t, &m, seq, &opened);
 		else

@@ -504,9 +504,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct model m;
 
 	memset(&m, 0, sizeof(m));
-	FUZZ_CHECK(msga__ustreams_init(&t, 0) == -EINVAL);
+	FUZZ_CHECK(msga__ustreams_init(&t, 0, 0) == -EINVAL);
 	m.max = (uint32_t)fuzz_range(&in, 1, MAX_STREAMS);
-	FUZZ_CHECK(msga__ustreams_init(&t, m.max) == 0);
+	FUZZ_CHECK(msga__ustreams_init(&t, m.max, 0) == 0);
 	t.idle_ns = m.idle_ns = choose_idle(&in);
 	m.now = fuzz_u64(&in); /* any start: the clock may wrap */
 	t.on_evict = on_evict;

@@ -7,6 +7,10 @@
  * from, the RPOS extension included; the name and payload are then used
  * as mcast_sub.c and ud_unicast.c use them, on exact-size copies so
  * AddressSanitizer sees any read past the datagram.
+ *
+ * ud:// control datagrams (SUBSCRIBE, SUBACK, UNSUBSCRIBE, and COOKIE
+ * since 0.8) carry any nonce (seq) and cookie (origin): the re-encoding
+ * must give both back bit for bit.
  */
 #include <errno.h>
 #include <string.h>
@@ -45,7 +49,7 @@ static int ref_ok(const uint8_t *p, size_t n, const struct msga__udw_hdr *h)
 
 	if (p[4] != MSGA__UDW_VERSION || !p[6] || p[6] > MSGA_TOPIC_MAX + 1 ||
 	    hdr_len > n || memchr(p + MSGA__UDW_FIXED, 0, p[6]) ||
-	    p[7] > MSGA__UDW_LOST)
+	    p[7] > MSGA__UDW_COOKIE)
 		return 0;
 	/* RPOS: DATA, HEARTBEAT and END only, its last two bytes zero */
 	if (rpos && ((p[7] != MSGA__UDW_DATA && p[7] != MSGA__UDW_HEARTBEAT &&
@@ -114,6 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(!h.rpos && !h.topic_id && !h.read_port);
 	}
+	if (h.type >= MSGA__UDW_SUBSCRIBE && h.type <= MSGA__UDW_UNSUBSCRIBE)
+		FUZZ_CHECK(!h.payload);
+	if (h.type == MSGA__UDW_COOKIE)
+		FUZZ_CHECK(!h.payload && h.hdr_len == size);
 	consume(&h, data);
 	return 0;
 }
