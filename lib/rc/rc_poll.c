@@ -108,6 +108,14 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 	if (c->state == MSGA__C_DEAD)
 		return 0; /* flushed work of a dead connection */
 	if (wc->status != IBV_WC_SUCCESS) {
+		/*
+		 * A subscriber's connect that fails flushes its receives,
+		 * and on siw the flush can come before the rdma_cm event
+		 * that says why (a reject and its reason: -EACCES): that
+		 * event reports it, and the setup deadline backs it up.
+		 */
+		if (c->sub && !c->established)
+			return 0;
 		msga__conn_kill(c, -ECONNRESET, 1);
 		return 0;
 	}
