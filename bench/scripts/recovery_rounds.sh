@@ -54,11 +54,7 @@ bench_start recovery_rounds "$builddir/bench/msga_feed" "$@"
 bench_in_vm recovery_rounds "$out" 3000 "$here/recovery_rounds.sh" \
 	ROUNDS="$ROUNDS" ITERS="$ITERS"
 
-jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" '
-  def median: sort | if length == 0 then null
-    elif length % 2 == 1 then .[length / 2 | floor]
-    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  def r3: if . == null then null else (. * 1000 | round / 1000) end;
+jq -R -s --argjson rounds "$ROUNDS" --argjson iters "$ITERS" "$bench_jq_defs"'
   [split("\n")[] | select(length > 0) | split("\t")
    | select(.[2] != "NA")
    | {round: (.[0] | tonumber), mode: .[1], med: (.[2] | tonumber),

@@ -44,3 +44,12 @@ bench_start() {
 	[ -x "$prog" ] || { echo "$name: build first: no $prog" >&2; exit 1; }
 	command -v jq >/dev/null || { echo "$name: jq is needed" >&2; exit 1; }
 }
+
+# jq definitions the drivers' summaries share: the median of an array
+# (null when empty) and a number rounded to 3 decimals (null stays null).
+# Use as jq "$bench_jq_defs"'...program...'.
+bench_jq_defs='
+  def median: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def r3: if . == null then null else (. * 1000 | round / 1000) end;'
