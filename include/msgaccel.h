@@ -301,6 +301,13 @@ enum msga_pub_flags {
 	 * (a NAK), so that subscribers lose nothing the buffer still holds.
 	 */
 	MSGA_PUB_RELIABLE = 1u << 1,
+	/*
+	 * Since 0.8, UD (mcast://, ud://), a context with keys (else
+	 * -EINVAL): every datagram carries a keyed MAC, and a subscriber's
+	 * datagram (NAK, SUBSCRIBE) without a valid one is dropped
+	 * (msgaccel(7), SECURITY). RC publishers ignore it.
+	 */
+	MSGA_PUB_MAC = 1u << 2,
 };
 
 /** Attributes for msga_pub_create(). Zero-fill, then set .size. */
@@ -453,6 +460,13 @@ enum msga_sub_flags {
 	 * back (recovery_bytes unused). With MSGA_SUB_NO_RECOVERY: -EINVAL.
 	 */
 	MSGA_SUB_OUT_OF_ORDER = 1u << 6,
+	/*
+	 * Since 0.8, UD, a context with keys (else -EINVAL): drop every
+	 * datagram without a valid MAC (publishers' MSGA_PUB_MAC), counted
+	 * in msga_sub_stats.forged. Without it only a datagram whose MAC is
+	 * wrong is.
+	 */
+	MSGA_SUB_REQUIRE_MAC = 1u << 7,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
@@ -582,6 +596,7 @@ struct msga_sub_stats {
 	uint64_t probation_evicted; /* unverified streams forgotten for newer */
 	uint64_t spoofed;       /* ud://: not from our publisher, or answering
 				 * no SUBSCRIBE of ours: dropped */
+	uint64_t forged;        /* dropped: a MAC wrong, or missing and required */
 };
 
 struct msga_stream_stats {

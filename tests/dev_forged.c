@@ -108,7 +108,7 @@ static void refused(void)
 
 /* ------------------------------------------------ a raw UD sender */
 
-struct raw_ud {
+struct fraw_ud {
 	struct raw_peer cm;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -117,7 +117,7 @@ struct raw_ud {
 	char buf[8][512];        /* [0]: sends; [1..]: receives */
 };
 
-static void raw_ud_qp(struct raw_ud *u)
+static void fraw_ud_qp(struct fraw_ud *u)
 {
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_UD,
@@ -134,7 +134,7 @@ static void raw_ud_qp(struct raw_ud *u)
 	cr_assert(u->mr);
 }
 
-static void raw_ud_post_recv(struct raw_ud *u, int i)
+static void fraw_ud_post_recv(struct fraw_ud *u, int i)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)u->buf[i],
 			       .length = sizeof(u->buf[i]),
@@ -146,12 +146,12 @@ static void raw_ud_post_recv(struct raw_ud *u, int i)
 }
 
 /* Join group as a publisher would: its Q_Key, its address handle. */
-static void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx,
+static void fraw_ud_join(struct fraw_ud *u, struct msga_ctx *ctx,
 			const char *group)
 {
 	memset(u, 0, sizeof(*u));
 	raw_bind(&u->cm, RDMA_PS_UDP);
-	raw_ud_qp(u);
+	fraw_ud_qp(u);
 	u->group.sin_family = AF_INET;
 	cr_assert_eq(inet_pton(AF_INET, group, &u->group.sin_addr), 1);
 	cr_assert_eq(rdma_join_multicast(u->cm.id,
@@ -163,7 +163,7 @@ static void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx,
 }
 
 /* One datagram of h (name: h->topic_len bytes) and len payload bytes. */
-static void raw_ud_send(struct raw_ud *u, struct msga__udw_hdr *h,
+static void fraw_ud_send(struct fraw_ud *u, struct msga__udw_hdr *h,
 			const char *name, uint32_t len)
 {
 	uint32_t n = msga__udw_put(u->buf[0], h, name);
@@ -188,13 +188,13 @@ static void raw_ud_send(struct raw_ud *u, struct msga__udw_hdr *h,
 			continue;
 		if (wc.wr_id == 1u << 20)
 			break;
-		raw_ud_post_recv(u, (int)wc.wr_id); /* a receive: not now */
+		fraw_ud_post_recv(u, (int)wc.wr_id); /* a receive: not now */
 	}
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s",
 		     ibv_wc_status_str(wc.status));
 }
 
-static void raw_ud_close(struct raw_ud *u, int joined)
+static void fraw_ud_close(struct fraw_ud *u, int joined)
 {
 	if (joined)
 		rdma_leave_multicast(u->cm.id, (struct sockaddr *)&u->group);
@@ -205,7 +205,7 @@ static void raw_ud_close(struct raw_ud *u, int joined)
 }
 
 /* A forged DATA of the real stream (origin, TOPIC) numbered seq. */
-static void forge(struct raw_ud *u, uint64_t origin, uint64_t seq)
+static void forge(struct fraw_ud *u, uint64_t origin, uint64_t seq)
 {
 	struct msga__udw_hdr h = { .type = MSGA__UDW_DATA,
 				   .flags = MSGA__UDW_FIRST | MSGA__UDW_LAST,
@@ -213,7 +213,7 @@ static void forge(struct raw_ud *u, uint64_t origin, uint64_t seq)
 				   .msg_len = 64, .origin = origin,
 				   .seq = seq, .hb_ms = 100 };
 
-	raw_ud_send(u, &h, TOPIC, 64);
+	fraw_ud_send(u, &h, TOPIC, 64);
 }
 
 /* ------------------------------------------------ multicast */
@@ -308,7 +308,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	struct msga_sub *sub[2];
 	struct msga_sub_stats st;
 	struct msga_stream_stats ss = { .size = sizeof(ss) };
-	struct raw_ud u;
+	struct fraw_ud u;
 	struct rig r;
 	size_t n = sizeof(ahead) / sizeof(ahead[0]);
 
@@ -320,7 +320,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	join(sub[0], "mcast://" G_FAR, &tol, r.ctx);
 	join(sub[1], "mcast://" G_FAR, &stop, r.ctx);
 	real_send(&r, REAL / 2, all, 2);
-	raw_ud_join(&u, r.ctx[1], G_FAR);
+	fraw_ud_join(&u, r.ctx[1], G_FAR);
 	for (size_t i = 0; i < n; i++) {
 		forge(&u, tol.origin, r.seq + ahead[i]);
 		until_stat(&r, sub, 2,
@@ -357,7 +357,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	cr_assert_eq(stop.bad, 0);
 	cr_assert_eq(stop.gaps, 0, "no gap on one forged word");
 	cr_assert_eq(stop.disconnected, 0, "the membership stays");
-	raw_ud_close(&u, 1);
+	fraw_ud_close(&u, 1);
 	rig_down(&r);
 }
 
@@ -372,7 +372,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	struct msga_sub *sub[1];
 	struct msga_sub_stats st;
 	struct msga_stream_stats ss = { .size = sizeof(ss) };
-	struct raw_ud u;
+	struct fraw_ud u;
 	struct rig r;
 	uint64_t sent = 0;
 
@@ -383,7 +383,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	join(sub[0], "mcast://" G_FLOOD, &s, r.ctx);
 	real_send(&r, 20, all, 1);
 	cr_assert_eq(stats_of(sub[0]).probation, 0, "verified by now");
-	raw_ud_join(&u, r.ctx[1], G_FLOOD);
+	fraw_ud_join(&u, r.ctx[1], G_FLOOD);
 	for (uint64_t o = 1; o <= 2000; o++) {
 		forge(&u, 0xf0f0000000000000ull + o, 1);
 		if (++sent % 50)
@@ -413,7 +413,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	cr_assert_eq(ss.msgs, r.seq);
 	cr_assert_leq(st.streams, MSGA__UD_PROBATION_MAX + 1,
 		      "indexes reused: the table stays small");
-	raw_ud_close(&u, 1);
+	fraw_ud_close(&u, 1);
 	rig_down(&r);
 }
 
@@ -430,7 +430,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	struct seen s = { 0 }, *all[1] = { &s };
 	struct msga_sub *sub[1];
 	struct msga_sub_stats st;
-	struct raw_ud u;
+	struct fraw_ud u;
 	struct rig r;
 
 	if (dp_is_iwarp())
@@ -439,7 +439,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	sub[0] = sub_on(r.ctx[1], 0, &s);
 	join(sub[0], "mcast://" G_FRAG, &s, r.ctx);
 	real_send(&r, 20, all, 1);
-	raw_ud_join(&u, r.ctx[0], G_FRAG);
+	fraw_ud_join(&u, r.ctx[0], G_FRAG);
 	for (uint64_t o = 1; o <= 40; o++) {
 		struct msga__udw_hdr h = {
 			.type = MSGA__UDW_DATA, .flags = MSGA__UDW_FIRST,
@@ -448,7 +448,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 			.origin = 0xf4a0000000000000ull + o,
 		};
 
-		raw_ud_send(&u, &h, TOPIC, 256);
+		fraw_ud_send(&u, &h, TOPIC, 256);
 	}
 	dp_send(r.pub, r.t, ++r.seq, 65536, r.ctx, 1);
 	cr_assert(dp_poll_until64(r.ctx, 2, &s.real, r.seq, 10000),
@@ -458,14 +458,14 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	cr_assert_eq(st.msgs, r.seq, "(nothing forged was whole)");
 	cr_assert_geq(st.reasm_drops, 40 - 2,
 		      "the forged ones past the probation budget");
-	raw_ud_close(&u, 1);
+	fraw_ud_close(&u, 1);
 	rig_down(&r);
 }
 
 /* ------------------------------------------------ ud:// */
 
 /* SIDR to the publisher's port, as a subscriber does: its QP, its Q_Key. */
-static void raw_ud_resolve(struct raw_ud *u, struct msga_ctx *ctx,
+static void raw_ud_resolve(struct fraw_ud *u, struct msga_ctx *ctx,
 			   uint16_t port)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_UDP }, *ai;
@@ -482,9 +482,9 @@ static void raw_ud_resolve(struct raw_ud *u, struct msga_ctx *ctx,
 	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ADDR_RESOLVED);
 	cr_assert_eq(rdma_resolve_route(u->cm.id, 2000), 0);
 	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ROUTE_RESOLVED);
-	raw_ud_qp(u);
+	fraw_ud_qp(u);
 	for (int i = 1; i < 8; i++)
-		raw_ud_post_recv(u, i);
+		fraw_ud_post_recv(u, i);
 	cr_assert_eq(rdma_connect(u->cm.id, &(struct rdma_conn_param){ 0 }),
 		     0);
 	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ESTABLISHED);
@@ -492,17 +492,17 @@ static void raw_ud_resolve(struct raw_ud *u, struct msga_ctx *ctx,
 	cr_assert(u->ah);
 }
 
-static void raw_subscribe(struct raw_ud *u, uint64_t nonce, uint64_t cookie)
+static void raw_subscribe(struct fraw_ud *u, uint64_t nonce, uint64_t cookie)
 {
 	struct msga__udw_hdr h = { .type = MSGA__UDW_SUBSCRIBE,
 				   .topic_len = 4, .seq = nonce,
 				   .origin = cookie };
 
-	raw_ud_send(u, &h, "md.*", 0);
+	fraw_ud_send(u, &h, "md.*", 0);
 }
 
 /* The publisher's next COOKIE for nonce, polling ctx meanwhile. */
-static uint64_t raw_cookie(struct raw_ud *u, struct msga_ctx *ctx,
+static uint64_t raw_cookie(struct fraw_ud *u, struct msga_ctx *ctx,
 			   uint64_t nonce)
 {
 	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
@@ -518,10 +518,10 @@ static uint64_t raw_cookie(struct raw_ud *u, struct msga_ctx *ctx,
 		if (msga__udw_get(u->buf[wc.wr_id] + MSGA__UD_GRH,
 				  wc.byte_len - MSGA__UD_GRH, &h) ||
 		    h.type != MSGA__UDW_COOKIE || h.seq != nonce) {
-			raw_ud_post_recv(u, (int)wc.wr_id);
+			fraw_ud_post_recv(u, (int)wc.wr_id);
 			continue;
 		}
-		raw_ud_post_recv(u, (int)wc.wr_id);
+		fraw_ud_post_recv(u, (int)wc.wr_id);
 		cr_assert_neq(h.origin, 0);
 		return h.origin;
 	}
@@ -548,7 +548,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	struct seen s = { 0 };
 	struct msga_sub *sub;
 	struct msga__udep *ep;
-	struct raw_ud u;
+	struct fraw_ud u;
 	struct rig r;
 	uint64_t cookie;
 
@@ -595,7 +595,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	}
 	cr_assert_eq(s.bad, 0);
 	cr_assert_eq(stats_of(sub).msgs, REAL);
-	raw_ud_close(&u, 0);
+	fraw_ud_close(&u, 0);
 	rig_down(&r);
 }
 
@@ -612,7 +612,7 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	struct seen s = { 0 };
 	struct msga__udep *mep;
 	struct msga_sub *sub;
-	struct raw_ud u;
+	struct fraw_ud u;
 	struct rig r;
 	uint64_t cookie;
 	int id;
@@ -635,16 +635,16 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	u.cm.ud.qp_num = mep->qp->qp_num;
 	h.type = MSGA__UDW_SUBACK;
 	h.seq = mep->nonce; /* even with the right nonce: wrong address */
-	raw_ud_send(&u, &h, "md.*", 0);
+	fraw_ud_send(&u, &h, "md.*", 0);
 	h.type = MSGA__UDW_COOKIE;
 	h.origin = 77;
-	raw_ud_send(&u, &h, "md.*", 0);
+	fraw_ud_send(&u, &h, "md.*", 0);
 	h.type = MSGA__UDW_DATA;
 	h.flags = MSGA__UDW_FIRST | MSGA__UDW_LAST;
 	h.origin = 1;
 	h.seq = 1;
 	h.msg_len = 64;
-	raw_ud_send(&u, &h, TOPIC, 64);
+	fraw_ud_send(&u, &h, TOPIC, 64);
 	for (uint64_t end = dp_now_ms() + 10000;
 	     stats_of(sub).spoofed < 3;) {
 		cr_assert_lt(dp_now_ms(), end, "spoofed: %llu",
@@ -655,6 +655,6 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	cr_assert_eq(mep->cookie, cookie, "no COOKIE taken");
 	cr_assert_eq(s.real + s.forged, 0, "no DATA taken");
 	cr_assert_eq(s.disconnected, 0);
-	raw_ud_close(&u, 0);
+	fraw_ud_close(&u, 0);
 	rig_down(&r);
 }

@@ -244,40 +244,6 @@ Test(hostile, rc_topic_name_with_a_nul_ends_the_connection, .timeout = 60)
 #define G_HOSTILE "239.255.10.20"
 #define UD_ORIGIN 0xbad0000000000001ull
 
-struct raw_ud {
-	struct raw_peer cm;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_ah *ah;
-	char buf[256];
-};
-
-/* Join group on the device under test, as msgaccel's publisher would. */
-static void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx,
-			const char *group)
-{
-	struct sockaddr_in g = { .sin_family = AF_INET };
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	raw_bind(&u->cm, RDMA_PS_UDP);
-	u->cq = ibv_create_cq(u->cm.id->verbs, 8, NULL, NULL, 0);
-	cr_assert(u->cq);
-	qia.send_cq = qia.recv_cq = u->cq;
-	cr_assert_eq(rdma_create_qp(u->cm.id, NULL, &qia), 0);
-	u->mr = ibv_reg_mr(u->cm.id->pd, u->buf, sizeof(u->buf), 0);
-	cr_assert(u->mr);
-	cr_assert_eq(inet_pton(AF_INET, group, &g.sin_addr), 1);
-	cr_assert_eq(rdma_join_multicast(u->cm.id, (struct sockaddr *)&g,
-					 NULL), 0);
-	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_MULTICAST_JOIN);
-	u->ah = ibv_create_ah(u->cm.id->pd, &u->cm.ud.ah_attr);
-	cr_assert(u->ah);
-}
-
 /* One whole 16-byte message on topic name[0, len) as a datagram. */
 static void raw_ud_send(struct raw_ud *u, const char *name, uint8_t len,
 			uint64_t seq)
@@ -287,37 +253,10 @@ static void raw_ud_send(struct raw_ud *u, const char *name, uint8_t len,
 				   .topic_len = len, .msg_len = 16,
 				   .origin = UD_ORIGIN, .seq = seq };
 	uint32_t n = msga__udw_put(u->buf, &h, name);
-	struct ibv_sge sge = { .addr = (uintptr_t)u->buf, .length = n + 16,
-			       .lkey = u->mr->lkey };
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.ud = { .ah = u->ah, .remote_qpn = u->cm.ud.qp_num,
-			   .remote_qkey = u->cm.ud.qkey },
-	}, *bad;
-	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
-	struct ibv_wc wc;
 
 	cr_assert_leq(n + 16, sizeof(u->buf));
 	dp_fill(u->buf + n, 16, 0, seq);
-	cr_assert_eq(ibv_post_send(u->cm.id->qp, &wr, &bad), 0);
-	while (ibv_poll_cq(u->cq, 1, &wc) < 1)
-		cr_assert_lt(dp_now_ms(), end, "the datagram never went");
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s",
-		     ibv_wc_status_str(wc.status));
-}
-
-static void raw_ud_close(struct raw_ud *u)
-{
-	struct sockaddr_in g = { .sin_family = AF_INET };
-
-	inet_pton(AF_INET, G_HOSTILE, &g.sin_addr);
-	if (u->ah) {
-		rdma_leave_multicast(u->cm.id, (struct sockaddr *)&g);
-		ibv_destroy_ah(u->ah);
-	}
-	raw_free_verbs(u->cm.id, u->mr, u->cq);
-	raw_close(&u->cm);
+	raw_ud_post(u, n + 16, u->cm.ud.qkey);
 }
 
 static struct msga_sub_stats sub_stats(const struct msga_sub *sub)

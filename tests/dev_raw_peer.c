@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* dev_raw_peer.c - the hostile peer of dev_raw_peer.h. */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,6 +160,62 @@ enum rdma_cm_event_type raw_connect_pdata(struct raw_peer *p, uint16_t port,
 					 .retry_count = 7 };
 
 	return raw_connect_with(p, port, &param, ctx);
+}
+
+void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx, const char *group)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	raw_bind(&u->cm, RDMA_PS_UDP);
+	u->cq = ibv_create_cq(u->cm.id->verbs, 8, NULL, NULL, 0);
+	cr_assert(u->cq);
+	qia.send_cq = qia.recv_cq = u->cq;
+	cr_assert_eq(rdma_create_qp(u->cm.id, NULL, &qia), 0);
+	u->mr = ibv_reg_mr(u->cm.id->pd, u->buf, sizeof(u->buf), 0);
+	cr_assert(u->mr);
+	u->group = (struct sockaddr_in){ .sin_family = AF_INET };
+	cr_assert_eq(inet_pton(AF_INET, group, &u->group.sin_addr), 1);
+	cr_assert_eq(rdma_join_multicast(u->cm.id,
+					 (struct sockaddr *)&u->group, NULL),
+		     0);
+	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_MULTICAST_JOIN);
+	u->ah = ibv_create_ah(u->cm.id->pd, &u->cm.ud.ah_attr);
+	cr_assert(u->ah);
+}
+
+void raw_ud_post(struct raw_ud *u, uint32_t len, uint32_t qkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)u->buf, .length = len,
+			       .lkey = u->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = u->ah, .remote_qpn = u->cm.ud.qp_num,
+			   .remote_qkey = qkey },
+	}, *bad;
+	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
+	struct ibv_wc wc;
+
+	cr_assert_leq(len, sizeof(u->buf));
+	cr_assert_eq(ibv_post_send(u->cm.id->qp, &wr, &bad), 0);
+	while (ibv_poll_cq(u->cq, 1, &wc) < 1)
+		cr_assert_lt(dp_now_ms(), end, "the datagram never went");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s",
+		     ibv_wc_status_str(wc.status));
+}
+
+void raw_ud_close(struct raw_ud *u)
+{
+	if (u->ah) {
+		rdma_leave_multicast(u->cm.id, (struct sockaddr *)&u->group);
+		ibv_destroy_ah(u->ah);
+	}
+	raw_free_verbs(u->cm.id, u->mr, u->cq);
+	raw_close(&u->cm);
 }
 
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 
 #include "msgaccel.h"
@@ -57,6 +58,25 @@ enum rdma_cm_event_type raw_connect_with(struct raw_peer *p, uint16_t port,
 enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr, void *buf,
 			    uint64_t off, uint32_t len, uint32_t rkey,
 			    struct msga_ctx *ctx);
+/*
+ * A raw UD sender in a multicast group: its own rdma_cm id, UD QP, CQ and
+ * one registered buffer, joined to the group as a full member.
+ */
+struct raw_ud {
+	struct raw_peer cm;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	struct sockaddr_in group;
+	uint8_t buf[512];
+};
+
+/* Join IPv4 group on the device under test (polling ctx meanwhile). */
+void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx, const char *group);
+/* Send buf[0, len) to the group with qkey, and wait for its completion. */
+void raw_ud_post(struct raw_ud *u, uint32_t len, uint32_t qkey);
+/* Leave the group and free what raw_ud_join made. */
+void raw_ud_close(struct raw_ud *u);
 /* What a test made for id, in the order verbs wants it gone (any NULL). */
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
 		    struct ibv_cq *cq);

@@ -67,6 +67,7 @@ struct opts {
 	int pingpong;
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
 	int reliable;       /* --reliable: MSGA_PUB_RELIABLE publishers */
+	int mac;            /* --mac: keyed contexts, MSGA_PUB_MAC publishers */
 	int ud;             /* --ud: unicast UD (ud://) instead of RC */
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
@@ -237,16 +238,23 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 			  int pub_port, int sub_port, const char *pub_topic,
 			  const char *sub_pattern, msga_msg_cb on_msg)
 {
+	/* --mac: both sides share one key, a benchmark's, not a secret */
+	static const uint8_t bench_key[MSGA_KEY_LEN] =
+		"msga_feed --mac benchmark key..";
 	struct msga_ctx_attr ca = { .size = sizeof(ca), .local_addr = o->addr,
 				    .dev_name = o->dev,
-				    .key_file = o->key_file };
+				    .key_file = o->key_file,
+				    .key = o->mac && !o->key_file ? bench_key :
+								   NULL };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
-				    .flags = o->reliable ? MSGA_PUB_RELIABLE : 0 };
+				    .flags = (o->reliable ? MSGA_PUB_RELIABLE : 0) |
+					     (o->mac ? MSGA_PUB_MAC : 0) };
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = sub_pattern,
 				    .on_msg = on_msg, .on_event = on_event,
 				    .user = ep,
-				    .flags = o->no_ring ? MSGA_SUB_NO_RING : 0 };
+				    .flags = (o->no_ring ? MSGA_SUB_NO_RING : 0) |
+					     (o->mac ? MSGA_SUB_REQUIRE_MAC : 0) };
 	char uri[96];
 
 	if (msga_ctx_open(&ca, &ep->ctx))
@@ -939,6 +947,9 @@ static void usage(void)
 	       "  --reliable        with --mcast: reliable publishers (they keep\n"
 	       "                    messages and answer NAKs: loss recovery)\n"
 	       "  --ud              over unicast UD (ud://) instead of RC\n"
+	       "  --mac             with --mcast or --ud: contexts with a key,\n"
+	       "                    every datagram MAC'd (MSGA_PUB_MAC) and\n"
+	       "                    checked (MSGA_SUB_REQUIRE_MAC)\n"
 	       "  --no-ring         RC data by SEND/RECV, not the WRITE ring\n"
 	       "  --key-file FILE   both sides' contexts take their keys from\n"
 	       "                    FILE (msga_ctx_open(3)): authenticated\n"
@@ -975,6 +986,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "mcast", required_argument, NULL, 'G' },
 		{ "ud", no_argument, NULL, 'U' },
 		{ "reliable", no_argument, NULL, 'Y' },
+		{ "mac", no_argument, NULL, 'A' },
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "vs-write", required_argument, NULL, 'W' },
 		{ "key-file", required_argument, NULL, 'k' },
@@ -1006,6 +1018,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'U': o->ud = 1; break;
 		case 'Y': o->reliable = 1; break;
+		case 'A': o->mac = 1; break;
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->vs_write = parse_num(optarg, 10, 100000, "--vs-write"); break;
 		case 'J': o->json = optarg; break;
@@ -1040,6 +1053,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("--ud (with --mcast: pick one)", "--ud");
 	if (o->reliable && !o->mcast)
 		usage_error("--reliable (only with --mcast)", "--reliable");
+	if (o->mac && !o->mcast && !o->ud)
+		usage_error("--mac (only with --mcast or --ud)", "--mac");
 	if (o->base > o->max_rate)
 		usage_error("--base (above --max-rate)", argv[optind]);
 	if (o->vs_write && (!o->pingpong || o->ud || o->mcast))

@@ -45,6 +45,15 @@ bench_start() {
 	command -v jq >/dev/null || { echo "$name: jq is needed" >&2; exit 1; }
 }
 
+# jq definitions the drivers' summaries share: the median of an array
+# (null when empty) and a number rounded to 3 decimals (null stays null).
+# Use as jq "$bench_jq_defs"'...program...'.
+bench_jq_defs='
+  def median: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def r3: if . == null then null else (. * 1000 | round / 1000) end;'
+
 # bench_pair_json A B TSV ROUNDS ITERS: the JSON summary of a TSV of
 # "round<TAB>mode<TAB>median_us<TAB>p99_us" lines (NA: the run failed),
 # modes A and B alternating in each round: the medians over the rounds of
@@ -53,11 +62,7 @@ bench_start() {
 # out; none left is an error.
 bench_pair_json() {
 	jq -R -s --arg a "$1" --arg b "$2" --argjson rounds "$4" \
-		--argjson iters "$5" '
-  def median: sort | if length == 0 then null
-    elif length % 2 == 1 then .[length / 2 | floor]
-    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  def r3: if . == null then null else (. * 1000 | round / 1000) end;
+		--argjson iters "$5" "$bench_jq_defs"'
   [split("\n")[] | select(length > 0) | split("\t")
    | select(.[2] != "NA")
    | {round: (.[0] | tonumber), mode: .[1], med: (.[2] | tonumber),

@@ -247,8 +247,12 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (pubp)
 		*pubp = NULL;
 	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
-	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE)))
+	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE |
+				       MSGA_PUB_MAC)))
 		return -EINVAL;
+	if ((attr->flags & MSGA_PUB_MAC) && !ctx->keys)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+				      "MSGA_PUB_MAC needs a context with keys");
 	mcast = attr->uri && !strncmp(attr->uri, "mcast://", 8);
 	ud = attr->uri && !strncmp(attr->uri, "ud://", 5);
 	if ((mcast || ud) && attr->size >= offsetof(struct msga_pub_attr,

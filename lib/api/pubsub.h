@@ -160,6 +160,7 @@ struct msga_pub {
 	uint64_t retx_window_ns;        /* the NAK budget's window start */
 	uint32_t retx_sent;             /* datagrams for NAKs in it */
 	uint64_t naks_taken, retx_msgs, lost_sent;
+	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
 

@@ -66,9 +66,14 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_NO_RECOVERY |
 					MSGA_SUB_AB_LINES |
 					MSGA_SUB_REPAIR_BY_NAK |
-					MSGA_SUB_OUT_OF_ORDER)) ||
+					MSGA_SUB_OUT_OF_ORDER |
+					MSGA_SUB_REQUIRE_MAC)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
+	if ((attr->flags & MSGA_SUB_REQUIRE_MAC) && !ctx->keys)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "MSGA_SUB_REQUIRE_MAC needs a context "
+				      "with keys");
 	/* out of order is a way to deliver repairs: with none, it means nothing */
 	if ((attr->flags & MSGA_SUB_OUT_OF_ORDER) &&
 	    (attr->flags & MSGA_SUB_NO_RECOVERY))

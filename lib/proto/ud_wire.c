@@ -51,7 +51,7 @@ static int frag_ok(const struct msga__udw_hdr *h)
 	uint32_t flags = h->flags;
 
 	if (flags & ~(MSGA__UDW_FIRST | MSGA__UDW_LAST | MSGA__UDW_RETX |
-		      MSGA__UDW_RPOS) ||
+		      MSGA__UDW_RPOS | MSGA__UDW_MAC) ||
 	    !h->seq ||
 	    h->msg_len > MSGA_MSG_MAX || h->off > h->msg_len ||
 	    h->payload > h->msg_len - h->off)
@@ -60,7 +60,7 @@ static int frag_ok(const struct msga__udw_hdr *h)
 		return 0;
 	if ((flags & MSGA__UDW_LAST) && h->off + h->payload != h->msg_len)
 		return 0;
-	flags &= ~(MSGA__UDW_RETX | MSGA__UDW_RPOS);
+	flags &= ~(MSGA__UDW_RETX | MSGA__UDW_RPOS | MSGA__UDW_MAC);
 	if (flags == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
 		return 1;
 	/* A fragment: every one but the last carries frag_size bytes. */
@@ -72,14 +72,16 @@ static int frag_ok(const struct msga__udw_hdr *h)
 /* HEARTBEAT and END: a topic, a sequence number, RPOS, nothing else. */
 static int stream_state_ok(const struct msga__udw_hdr *h)
 {
-	return !h->payload && !(h->flags & ~MSGA__UDW_RPOS) && h->seq && !h->msg_len && !h->off &&
-	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX;
+	return !h->payload &&
+	       !(h->flags & ~(MSGA__UDW_RPOS | MSGA__UDW_MAC)) && h->seq &&
+	       !h->msg_len && !h->off && !h->frag_size &&
+	       h->topic_len <= MSGA_TOPIC_MAX;
 }
 
 /* NAK and LOST: a topic and a range [seq, seq + msg_len) that fits. */
 static int range_ok(const struct msga__udw_hdr *h)
 {
-	return !h->payload && !h->flags && h->seq && !h->off &&
+	return !h->payload && !(h->flags & ~MSGA__UDW_MAC) && h->seq && !h->off &&
 	       !h->frag_size && h->topic_len <= MSGA_TOPIC_MAX &&
 	       h->msg_len && h->msg_len <= MSGA__UDW_RANGE_MAX &&
 	       h->seq - 1 <= UINT64_MAX - h->msg_len;
@@ -113,7 +115,7 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 	h->topic_id = 0;
 	h->read_port = 0;
 	if (h->flags & MSGA__UDW_RPOS) {
-		const uint8_t *x = p + h->hdr_len - MSGA__UDW_RPOS_LEN;
+		const uint8_t *x = p + msga__udw_hdr_len(h->topic_len, 0);
 
 		if ((h->type != MSGA__UDW_DATA &&
 		     h->type != MSGA__UDW_HEARTBEAT &&

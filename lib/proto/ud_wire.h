@@ -74,6 +74,23 @@
  * it reads that span. A decoder before 0.7 refuses the unknown flag
  * (-EPROTO): such a subscriber does not take a READ-serving publisher's
  * datagrams at all, rather than misread the extension as payload.
+ *
+ * Datagram MAC (0.8, a publisher with MSGA_PUB_MAC, and every datagram a
+ * subscriber in a context with keys sends): the MAC flag, on any type,
+ * and 16 more bytes end the header, after the padded name and RPOS if
+ * set:
+ *
+ *   +0 u8[16] mac     SipHash-2-4 (128-bit output, libsodium's
+ *                     crypto_shorthash_siphashx24) of the whole datagram,
+ *                     header and payload, with these 16 bytes zero, keyed
+ *                     with msga__auth_derive(own key, "msgaccel ud mac
+ *                     v1") (dgram_mac.h)
+ *
+ * The payload follows it, so a MAC'd header is at most
+ * MSGA__UDW_HDR_MAX + MSGA__UDW_MAC_LEN bytes. A decoder before 0.8
+ * refuses the unknown flag (-EPROTO). The MAC is checked, and a datagram
+ * that fails is dropped, before the header is decoded (lib/ud/
+ * dgram_auth.c): msga__udw_get() only skips it.
  */
 #ifndef MSGA_UD_WIRE_H
 #define MSGA_UD_WIRE_H
@@ -91,6 +108,8 @@
 #define MSGA__UDW_LAST 2u
 #define MSGA__UDW_RETX 4u  /* DATA sent again, answering a NAK */
 #define MSGA__UDW_RPOS 8u  /* the READ extension follows the name */
+#define MSGA__UDW_MAC 16u  /* a 16-byte MAC ends the header (0.8) */
+#define MSGA__UDW_MAC_LEN 16u
 #define MSGA__UDW_HB_MS_MAX 0x7fffu
 #define MSGA__UDW_HB_RETAINS 0x8000u
 /* Numbers one NAK or LOST may name. */
@@ -127,11 +146,12 @@ struct msga__udw_hdr {
 	uint32_t payload;    /* decode: payload bytes in this datagram */
 };
 
-/* Header length for a topic name of topic_len bytes, flags' extension in. */
+/* Header length for a topic name of topic_len bytes, flags' extensions in. */
 static inline uint32_t msga__udw_hdr_len(uint32_t topic_len, uint32_t flags)
 {
 	return ((MSGA__UDW_FIXED + topic_len + 7u) & ~7u) +
-	       (flags & MSGA__UDW_RPOS ? MSGA__UDW_RPOS_LEN : 0u);
+	       (flags & MSGA__UDW_RPOS ? MSGA__UDW_RPOS_LEN : 0u) +
+	       (flags & MSGA__UDW_MAC ? MSGA__UDW_MAC_LEN : 0u);
 }
 
 /* Write the header for h and topic (h->topic_len bytes); returns its length. */

@@ -27,7 +27,7 @@
 #define MSGA__UD_PUB_SQ_DEPTH 512u
 #define MSGA__UD_SIG_EVERY 32u
 #define MSGA__UD_GRH 40u
-#define MSGA__UD_HDR_SLOT 128u       /* per send queue slot: header */
+#define MSGA__UD_HDR_SLOT 192u       /* per send queue slot: header, MAC */
 #define MSGA__UD_REASM_TIMEOUT_NS 100000000ull /* 100 ms */
 #define MSGA__UD_MIN_FRAG 128u
 /*
@@ -245,6 +245,7 @@ struct msga__udep {
 	struct ibv_qp *qp;
 	uint32_t max_dgram;          /* path MTU: largest datagram */
 	uint32_t max_inline;
+	struct msga__dgram_auth *auth; /* a context with keys (dgram_auth.c) */
 
 	/* receive ring (memberships) */
 	uint32_t rx_depth, rx_slot;
@@ -449,6 +450,18 @@ int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
 			const struct msga__udw_hdr *h, const char *pattern);
 int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
 			 const void *grh);
+
+/* dgram_auth.c: Q_Key and MAC of a context with keys */
+uint32_t msga__ud_remote_qkey(const struct msga_ctx *ctx, uint32_t reported);
+int msga__ud_qkey_apply(struct msga__udep *ep);
+int msga__dgram_auth_init(struct msga__udep *ep);
+void msga__dgram_auth_free(struct msga__udep *ep);
+uint32_t msga__dgram_auth_room(const struct msga_pub *pub);
+uint32_t msga__dgram_auth_send(struct msga__udep *ep, char *hdr,
+			       uint32_t hdr_len, const void *data,
+			       uint32_t len);
+int msga__dgram_auth_recv(struct msga__udep *ep, struct msga__rxslot *slot,
+			  const struct ibv_wc *wc);
 
 /* local_addr.c */
 int msga__ctx_local_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss);

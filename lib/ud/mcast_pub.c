@@ -21,7 +21,8 @@ int msga__mpub_setup(struct msga_pub *pub)
 	/* rdma_cm reports no group MTU (struct rdma_ud_param has none); on
 	 * RoCE the kernel gives groups the netdev's, the port's MTU. */
 	pub->mc->max_dgram = msga__dgram_size(pub->mc->max_dgram, 0,
-					      pub->max_datagram);
+					      pub->max_datagram) -
+			      msga__dgram_auth_room(pub); /* MSGA_PUB_MAC */
 	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
 	if (pub->frag < MSGA__UD_MIN_FRAG)
 		return msga__ctx_fail(pub->ctx, -EMSGSIZE,

@@ -502,7 +502,8 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 		stream_position(ep, s, h.seq, now_ns);
 		return;
 	}
-	if ((h.flags & ~MSGA__UDW_RPOS) == (MSGA__UDW_FIRST | MSGA__UDW_LAST))
+	if ((h.flags & ~(MSGA__UDW_RPOS | MSGA__UDW_MAC)) ==
+	    (MSGA__UDW_FIRST | MSGA__UDW_LAST))
 		deliver(ep, s, slot, &h, buf + h.hdr_len, h.payload, now_ns);
 	else
 		reassemble(ep, s, &h, buf + h.hdr_len, now_ns);

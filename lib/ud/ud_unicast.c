@@ -202,7 +202,7 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	if (!d->g.ah)
 		return -ENOMEM;
 	d->g.qpn = wc->src_qp;
-	d->g.qkey = RDMA_UDP_QKEY;
+	d->g.qkey = pub->ctx->qkey; /* (a context with keys: its own) */
 	d->g.state = MSGA__G_READY;
 	d->g.counted = 1;
 	d->src_qp = wc->src_qp;
@@ -504,7 +504,7 @@ static int on_established(struct msga__udep *ep,
 	if (!ep->peer.ah)
 		return msga__neg_errno(ENOMEM);
 	ep->peer.qpn = ev->param.ud.qp_num;
-	ep->peer.qkey = ev->param.ud.qkey;
+	ep->peer.qkey = msga__ud_remote_qkey(ep->ctx, ev->param.ud.qkey);
 	ep->peer_gid = ah.grh.dgid;
 	ep->peer_global = ah.is_global;
 	ep->ustate = MSGA__U_SUBSCRIBING;

@@ -2,7 +2,8 @@
 /*
  * udep.c - a UD endpoint: an rdma_cm id in the UDP port space bound to the
  * context's address, its UD queue pair (made by rdma_create_qp, which sets
- * the Q_Key rdma_cm's groups use), one CQ, a receive ring sized for the
+ * the Q_Key rdma_cm's groups use; a context with keys then sets its own,
+ * dgram_auth.c), one CQ, a receive ring sized for the
  * path MTU plus the 40-byte GRH, per-send-slot header buffers, and the
  * multicast groups it joined. Teardown works in any state.
  */
@@ -65,6 +66,7 @@ static int remember_qp(struct msga__udep *ep)
 static int udep_create_qp(struct msga__udep *ep)
 {
 	struct msga_ctx *ctx = ep->ctx;
+	int ret;
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = ep->sq_depth ? ep->sq_depth : 1,
@@ -90,7 +92,8 @@ static int udep_create_qp(struct msga__udep *ep)
 	}
 	ep->qp = ep->cm->qp;
 	ep->max_inline = qia.cap.max_inline_data;
-	return remember_qp(ep);
+	ret = msga__ud_qkey_apply(ep); /* a context with keys: its own */
+	return ret ? ret : remember_qp(ep);
 }
 
 static int udep_alloc(struct msga__udep *ep)
@@ -148,6 +151,8 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 		ret = udep_alloc(ep);
 	if (!ret)
 		ret = udep_create_qp(ep);
+	if (!ret)
+		ret = msga__dgram_auth_init(ep);
 	for (uint32_t i = 0; !ret && i < rx_depth; i++)
 		ret = msga__udep_post_recv(ep, i);
 	if (ret) {
@@ -278,6 +283,8 @@ int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 		wr.send_flags |= IBV_SEND_INLINE;
 		tag = MSGA__TAG_NONE;
 	}
+	sge[0].length = msga__dgram_auth_send(ep, msga__udep_hdr_slot(ep),
+					      hdr_len, data, len);
 	if (force_signal || ep->nparked || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
 	    ep->tx_seq + 1 - ep->tx_done >= ep->sq_depth) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
@@ -367,6 +374,12 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		if (ep->pub)
 			qp_failed(ep, now_ns); /* the QP is in error */
 		else
+			msga__udep_kill(ep, -EIO, 1);
+		return;
+	}
+	/* forged datagrams go before they touch any state (dgram_auth.c) */
+	if (msga__dgram_auth_recv(ep, &ep->rx_slots[idx], wc)) {
+		if (msga__udep_post_recv(ep, idx))
 			msga__udep_kill(ep, -EIO, 1);
 		return;
 	}
@@ -615,7 +628,7 @@ static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 			return;
 		}
 		g->qpn = ud->qp_num;
-		g->qkey = ud->qkey;
+		g->qkey = msga__ud_remote_qkey(ep->ctx, ud->qkey);
 	}
 	g->join_attr = ud->ah_attr;
 	g->state = MSGA__G_READY;
@@ -869,6 +882,7 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->tx_dst);
 	free(ep->parked);
 	free(ep->groups);
+	msga__dgram_auth_free(ep);
 	free(ep);
 }
 
