@@ -18,6 +18,7 @@
 
 #include <criterion/criterion.h>
 
+#include "auth.h"
 #include "devtest.h"
 #include "dev_pubsub_util.h"
 #include "dev_raw_peer.h"
@@ -657,4 +658,58 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	cr_assert_eq(s.disconnected, 0);
 	fraw_ud_close(&u, 0);
 	rig_down(&r);
+}
+
+/*
+ * A ud:// connect between contexts with keys is a challenge-response
+ * (lib/ud/dgram_auth.c): SUBSCRIBE, COOKIE and SUBACK carry MACs, and a
+ * publisher answers no SUBSCRIBE without a valid one, even from a peer
+ * that knows the Q_Key (it travels in clear: an on-path host learns it).
+ * The raw peer here has the Q_Key but not the key: its SUBSCRIBEs are
+ * dropped and counted, it gets no COOKIE and no stream; a subscriber
+ * with the key connects and gets everything.
+ */
+Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
+{
+	static const uint8_t key[MSGA_KEY_LEN] = "dev_forged ud connect key......";
+	struct msga_ctx_attr ca = { .size = sizeof(ca), .key = key };
+	struct msga_ctx *ctx[2];
+	struct msga_pub *pub;
+	struct msga_sub *sub;
+	struct dp_rec pe = { 0 };
+	struct seen s = { 0 };
+	struct fraw_ud u;
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return refused();
+	ca.dev_name = devtest_env()->dev;
+	cr_assert_eq(msga_ctx_open(&ca, &ctx[0]), 0, "%s", msga_open_error());
+	cr_assert_eq(msga_ctx_open(&ca, &ctx[1]), 0, "%s", msga_open_error());
+	pub = dp_pub_at(ctx[0], dp_ud_uri(0), 0, &pe);
+	cr_assert_eq(msga_pub_topic(pub, TOPIC, &t), 0);
+	raw_ud_resolve(&u, ctx[0], (uint16_t)msga_pub_port(pub));
+	u.cm.ud.qkey = msga__auth_qkey(key); /* the Q_Key, not the key */
+	for (uint64_t i = 1; i <= 100; i++) {
+		raw_subscribe(&u, i, 0);
+		msga_ctx_poll(ctx[0], 64);
+	}
+	poll_ms(ctx, 200);
+	cr_assert_geq(pub->forged, 100, "unsigned SUBSCRIBEs counted: %llu",
+		      (unsigned long long)pub->forged);
+	cr_assert_eq(pub->mc->cookies_sent, 0, "a COOKIE went to no proof");
+	cr_assert_eq(pub->ndests, 0);
+	sub = sub_on(ctx[1], 0, &s);
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub))), 0);
+	cr_assert(dp_poll_until(ctx, 2, &s.connected, 1, 15000),
+		  "the keyed subscriber did not connect");
+	for (uint64_t seq = 1; seq <= 50; seq++) {
+		dp_send(pub, t, seq, 64, ctx, 2);
+		cr_assert(dp_poll_until64(ctx, 2, &s.real, seq, 10000),
+			  "message %llu never came", (unsigned long long)seq);
+	}
+	cr_assert_eq(s.bad, 0);
+	fraw_ud_close(&u, 0);
+	msga_ctx_close(ctx[1]);
+	msga_ctx_close(ctx[0]);
 }

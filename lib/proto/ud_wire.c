@@ -29,7 +29,7 @@ uint32_t msga__udw_put(void *buf, const struct msga__udw_hdr *h,
 	msga__put32(p, MSGA__UDW_MAGIC);
 	p[4] = MSGA__UDW_VERSION;
 	p[6] = h->topic_len;
-	p[7] = h->type;
+	p[MSGA__UDW_TYPE_OFF] = h->type;
 	msga__put64(p + 8, h->origin);
 	msga__put16(p + 32, h->frag_size);
 	msga__put16(p + 34, (uint16_t)((h->hb_ms & MSGA__UDW_HB_MS_MAX) |
@@ -97,7 +97,7 @@ int msga__udw_get(const void *buf, size_t n, struct msga__udw_hdr *h)
 		return -EPROTO;
 	h->flags = p[5];
 	h->topic_len = p[6];
-	h->type = p[7];
+	h->type = p[MSGA__UDW_TYPE_OFF];
 	h->origin = msga__get64(p + 8);
 	h->seq = msga__get64(p + 16);
 	h->msg_len = msga__get32(p + 24);

@@ -115,6 +115,9 @@
 /* Numbers one NAK or LOST may name. */
 #define MSGA__UDW_RANGE_MAX 4096u
 
+/* Where the type byte is: read before the header is decoded (dgram_auth.c). */
+#define MSGA__UDW_TYPE_OFF 7u
+
 enum msga__udw_type {
 	MSGA__UDW_DATA = 0,
 	MSGA__UDW_SUBSCRIBE = 1,

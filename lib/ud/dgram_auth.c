@@ -30,6 +30,17 @@
  * (NAKs, SUBSCRIBE) and, with MSGA_SUB_REQUIRE_MAC, takes nothing
  * without a valid MAC. A datagram with the MAC flag but a wrong MAC is
  * dropped by anyone. All of it before the datagram touches any state.
+ *
+ * A ud:// connect in a context with keys is a mutual challenge-response
+ * whatever the flags: its control datagrams are always signed and
+ * always checked. The subscriber's SUBSCRIBE carries its fresh nonce,
+ * the publisher's COOKIE and SUBACK echo it under the publisher's MAC
+ * (the publisher proves the key on the subscriber's challenge); the
+ * COOKIE carries the publisher's fresh cookie (time-stepped, ud_unicast.c)
+ * that the subscriber's second SUBSCRIBE echoes under its MAC (it proves
+ * the key on the publisher's challenge). A recorded echo is good only
+ * from the same address and queue pair, for the cookie's few seconds,
+ * and then adds nothing new: the same subscriber, again.
  */
 #include <sodium.h>
 #include <string.h>
@@ -102,25 +113,42 @@ uint32_t msga__dgram_auth_room(const struct msga_pub *pub)
 	return (pub->flags & MSGA_PUB_MAC) ? MSGA__UDW_MAC_LEN : 0;
 }
 
-static int signs(const struct msga__udep *ep)
+/* A ud:// connect's datagrams: SUBSCRIBE, SUBACK, UNSUBSCRIBE, COOKIE. */
+static int ud_control(const struct msga__udep *ep, uint8_t type)
+{
+	return ep->unicast && type != MSGA__UDW_DATA &&
+	       type != MSGA__UDW_HEARTBEAT && type != MSGA__UDW_END;
+}
+
+static int signs(const struct msga__udep *ep, uint8_t type)
 {
 	if (!ep->auth)
 		return 0;
-	return ep->pub ? (ep->pub->flags & MSGA_PUB_MAC) != 0 : 1;
+	return ep->pub ? (ep->pub->flags & MSGA_PUB_MAC) ||
+				 ud_control(ep, type) : 1;
 }
 
-static int requires_mac(const struct msga__udep *ep)
+static int requires_mac(const struct msga__udep *ep, uint8_t type)
 {
+	if (ep->auth && ud_control(ep, type))
+		return 1; /* (a keyed connect: both sides prove the key) */
 	if (ep->pub)
 		return (ep->pub->flags & MSGA_PUB_MAC) != 0;
 	return ep->sub && (ep->sub->flags & MSGA_SUB_REQUIRE_MAC);
+}
+
+/* The type byte of a datagram (ud_wire.h), or DATA if it is too short. */
+static uint8_t type_of(const char *dgram, size_t n)
+{
+	return n > MSGA__UDW_TYPE_OFF ? (uint8_t)dgram[MSGA__UDW_TYPE_OFF] :
+					MSGA__UDW_DATA;
 }
 
 uint32_t msga__dgram_auth_send(struct msga__udep *ep, char *hdr,
 			       uint32_t hdr_len, const void *data,
 			       uint32_t len)
 {
-	if (!signs(ep))
+	if (!signs(ep, type_of(hdr, hdr_len)))
 		return hdr_len;
 	return msga__dgram_mac_sign(ep->auth->key, hdr, hdr_len, data, len,
 				    ep->auth->scratch);
@@ -134,19 +162,21 @@ int msga__dgram_auth_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			  const struct ibv_wc *wc)
 {
 	char *buf = ep->rx_buf + (size_t)slot->idx * ep->rx_slot;
+	uint8_t type;
 	int ret = 0;
 
 	if (wc->byte_len < MSGA__UD_GRH)
 		return 0; /* (foreign: the dispatch counts it) */
+	type = type_of(buf + MSGA__UD_GRH, wc->byte_len - MSGA__UD_GRH);
 	if (ep->auth)
 		ret = msga__dgram_mac_check(ep->auth->key, buf + MSGA__UD_GRH,
 					    wc->byte_len - MSGA__UD_GRH);
-	else if (requires_mac(ep) ||
+	else if (requires_mac(ep, type) ||
 		 msga__dgram_mac_find(buf + MSGA__UD_GRH,
 				      wc->byte_len - MSGA__UD_GRH,
 				      &(size_t){ 0 }) == 1)
 		ret = -EBADMSG; /* a MAC we cannot check (no keys) */
-	if (ret == 1 || (!ret && !requires_mac(ep)))
+	if (ret == 1 || (!ret && !requires_mac(ep, type)))
 		return 0;
 	if (ep->sub)
 		ep->sub->st.forged++;
