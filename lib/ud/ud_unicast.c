@@ -276,7 +276,7 @@ static void send_cookie(struct msga__udep *ep, const struct ibv_wc *wc,
 	if (!g->ah)
 		return;
 	g->qpn = wc->src_qp;
-	g->qkey = RDMA_UDP_QKEY;
+	g->qkey = msga__ud_remote_qkey(pub->ctx, RDMA_UDP_QKEY);
 	g->state = MSGA__G_READY;
 	g->counted = 1;
 	c.seq = nonce;
