@@ -25,6 +25,7 @@
 
 #include "devtest.h"
 #include "dev_pubsub_util.h"
+#include "internal.h"
 
 #define G_ALIGN "mcast://239.255.10.20"
 #define TOPIC "al.x"
@@ -187,9 +188,18 @@ static void rc_case(uint32_t flags, int event_mode, uintptr_t want)
 	al_close(&r, ctx);
 }
 
+/*
+ * Since 0.8 siw offers no ring (it ignores zero-based registration, and
+ * no address of ours goes on the wire: lib/core/context.c): there a
+ * busy-poll subscriber takes SEND/RECV, whose data is 8-byte aligned.
+ */
 Test(align, rc_ring_data_is_16_byte_aligned, .timeout = 120)
 {
-	rc_case(0, 0, 16);
+	struct msga_ctx *ctx = devtest_open_ctx();
+	int ring = ctx->zero_based;
+
+	msga_ctx_close(ctx);
+	rc_case(0, 0, ring ? 16 : 8);
 }
 
 Test(align, rc_send_recv_data_is_8_byte_aligned, .timeout = 120)
