@@ -376,6 +376,9 @@ Test(ring, random_traffic_arrives_in_order_and_is_never_overrun)
 }
 
 /* Read a record as rc_ring.c does, leaving it current (not consumed). */
+/* The stamp of the last delivery (msga_msg.rx_time_ns: each its own). */
+static uint64_t stamp;
+
 static const char *deliver(uint32_t *rec_len)
 {
 	struct msga__ring_rec rec;
@@ -386,6 +389,7 @@ static const char *deliver(uint32_t *rec_len)
 	cr_assert_eq(msga__ring_peek(&R, &rec), 1);
 	cr_assert_eq(msga__ring_head_get(&R, &rec, &h, &payload, &plen), 0);
 	*rec_len = rec.len;
+	stamp++;
 	return payload;
 }
 
@@ -393,16 +397,18 @@ Test(ring, a_held_record_stops_freeing_until_released)
 {
 	struct msga__ring_place p[3];
 	const char *data[3];
+	uint64_t st[3];
 	uint32_t rec_len;
 	struct trec t[3];
 
 	for (int i = 0; i < 3; i++) {
 		t[i] = send_msg(32, 9, &p[i]);
 		data[i] = deliver(&rec_len);
+		st[i] = stamp;
 		if (i < 2)
-			cr_assert_eq(msga__ring_hold(&R, data[i]), 0);
-		cr_assert_eq(msga__ring_hold(&R, data[i]), i < 2 ? -EALREADY
-								 : 0);
+			cr_assert_eq(msga__ring_hold(&R, data[i], st[i]), 0);
+		cr_assert_eq(msga__ring_hold(&R, data[i], st[i]),
+			     i < 2 ? -EALREADY : 0);
 		msga__ring_consume(&R, rec_len);
 		msga__ring_free(&R);
 	}
@@ -411,14 +417,14 @@ Test(ring, a_held_record_stops_freeing_until_released)
 	cr_assert_eq(t[1].head, MSGA__RING_SHORT_HEAD);
 	/* freeing stops at the first held payload's word, whatever order */
 	cr_assert_eq(R.freed, (uint64_t)(data[0] - ringbuf) - 4);
-	cr_assert_eq(msga__ring_release(&R, data[1]), 1);
-	cr_assert_eq(msga__ring_release(&R, data[1]), 0);
+	cr_assert_eq(msga__ring_release(&R, data[1], st[1]), 1);
+	cr_assert_eq(msga__ring_release(&R, data[1], st[1]), 0);
 	msga__ring_free(&R);
 	cr_assert_eq(R.freed, (uint64_t)(data[0] - ringbuf) - 4);
-	cr_assert_eq(msga__ring_release(&R, data[0]), 1);
+	cr_assert_eq(msga__ring_release(&R, data[0], st[0]), 1);
 	msga__ring_free(&R);
 	cr_assert_eq(R.freed, p[2].off);
-	cr_assert_eq(msga__ring_release(&R, data[2]), 1);
+	cr_assert_eq(msga__ring_release(&R, data[2], st[2]), 1);
 	msga__ring_free(&R);
 	cr_assert_eq(R.freed, R.rd);
 	cr_assert_eq(R.nheld, 0);
@@ -434,6 +440,7 @@ Test(ring, rewriting_consumed_records_does_not_move_freeing)
 {
 	struct msga__ring_place p[3];
 	const char *held = NULL;
+	uint64_t held_stamp = 0;
 	uint32_t rec_len;
 
 	for (int i = 0; i < 3; i++) {
@@ -443,7 +450,8 @@ Test(ring, rewriting_consumed_records_does_not_move_freeing)
 		d = deliver(&rec_len);
 		if (i == 1) {
 			held = d;
-			cr_assert_eq(msga__ring_hold(&R, d), 0);
+			held_stamp = stamp;
+			cr_assert_eq(msga__ring_hold(&R, d, stamp), 0);
 		}
 		msga__ring_consume(&R, rec_len);
 	}
@@ -459,7 +467,7 @@ Test(ring, rewriting_consumed_records_does_not_move_freeing)
 	memset(ringbuf, 0, SIZE);
 	msga__ring_free(&R);
 	cr_assert_leq(R.freed, (uint64_t)(held - ringbuf) - 4);
-	cr_assert_eq(msga__ring_release(&R, held), 1);
+	cr_assert_eq(msga__ring_release(&R, held, held_stamp), 1);
 	msga__ring_free(&R);
 	cr_assert_eq(R.freed, R.rd);
 }
@@ -471,25 +479,94 @@ Test(ring, holding_a_stale_message_is_refused)
 	const char *old, *cur;
 	uint32_t rec_len;
 
+	uint64_t old_stamp, cur_stamp;
+
 	send_msg(40, 1, &p);
 	old = deliver(&rec_len);
+	old_stamp = stamp;
 	msga__ring_consume(&R, rec_len);
 	msga__ring_free(&R);
 	send_msg(40, 2, &p);
 	cur = deliver(&rec_len);
-	cr_assert_eq(msga__ring_hold(&R, old), -EINVAL);
-	cr_assert_eq(msga__ring_hold(&R, cur + 1), -EINVAL);
-	cr_assert_eq(msga__ring_hold(&R, ringbuf - 16), -EINVAL);
-	cr_assert_eq(msga__ring_hold(&R, cur), 0);
-	cr_assert(msga__ring_is_held(&R, cur));
-	cr_assert(!msga__ring_is_held(&R, old));
+	cur_stamp = stamp;
+	cr_assert_eq(msga__ring_hold(&R, old, old_stamp), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, cur + 1, cur_stamp), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, ringbuf - 16, cur_stamp), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, cur, cur_stamp), 0);
+	cr_assert(msga__ring_is_held(&R, cur, cur_stamp));
+	cr_assert(!msga__ring_is_held(&R, old, old_stamp));
 	msga__ring_consume(&R, rec_len);
-	cr_assert(msga__ring_is_held(&R, cur), "held after its callback too");
+	cr_assert(msga__ring_is_held(&R, cur, cur_stamp),
+		  "held after its callback too");
 	/* after its callback, not even the last one */
 	send_msg(40, 3, &p);
-	cr_assert_eq(msga__ring_hold(&R, deliver(&rec_len) - 16), -EINVAL);
+	cr_assert_eq(msga__ring_hold(&R, deliver(&rec_len) - 16, stamp),
+		     -EINVAL);
 	msga__ring_consume(&R, rec_len);
 	cr_assert_eq(R.nheld, 1);
+}
+
+/*
+ * Issue 33: a copy of a message from an earlier lap, at the very place
+ * where a message is held now, is not that message: releasing it (twice,
+ * or late) leaves the held one held, and it is never "held" itself.
+ */
+Test(ring, a_copy_from_an_earlier_lap_at_the_same_place_is_not_the_held_one)
+{
+	struct msga__ring_place p;
+	const char *first = NULL, *d;
+	uint64_t first_stamp = 0, d_stamp;
+	uint32_t rec_len;
+
+	/* to a lap's start (short records from there on), then a lap on */
+	int pending = 1;
+
+	send_msg(40, 0, &p);
+	for (int lap = 1; lap <= 2; lap++) {
+		for (int n = 0;; n++) {
+			cr_assert_lt(n, 100000);
+			if (pending) {
+				deliver(&rec_len);
+				msga__ring_consume(&R, rec_len);
+				msga__ring_free(&R);
+				report_freed();
+			}
+			send_msg(40, (uint8_t)lap, &p);
+			pending = 1;
+			if (p.off == 0)
+				break;
+		}
+		if (lap == 1) {
+			first = deliver(&rec_len);
+			first_stamp = stamp;
+			cr_assert_eq(msga__ring_hold(&R, first, first_stamp), 0);
+			msga__ring_consume(&R, rec_len);
+			cr_assert_eq(msga__ring_release(&R, first, first_stamp),
+				     1);
+			msga__ring_free(&R);
+			report_freed();
+			pending = 0;
+		}
+	}
+	d = deliver(&rec_len);
+	d_stamp = stamp;
+	cr_assert_eq(d, first);
+	cr_assert_gt(R.rd, (uint64_t)SIZE, "a lap later");
+	/* inside its callback, the old copy is refused by the caller's
+	 * stamp check (rc_sub.c); the reader is asked only for this one */
+	cr_assert_eq(msga__ring_hold(&R, d, d_stamp), 0);
+	msga__ring_consume(&R, rec_len);
+	cr_assert(!msga__ring_is_held(&R, first, first_stamp));
+	cr_assert_eq(msga__ring_hold(&R, first, first_stamp), -EINVAL);
+	cr_assert_eq(msga__ring_release(&R, first, first_stamp), 0);
+	cr_assert_eq(msga__ring_release(&R, first, first_stamp), 0);
+	cr_assert_eq(R.nheld, 1);
+	cr_assert(msga__ring_is_held(&R, d, d_stamp));
+	msga__ring_free(&R);
+	cr_assert_leq(R.freed, (uint64_t)(d - ringbuf) - 4 + R.rd / SIZE * SIZE);
+	cr_assert_eq(msga__ring_release(&R, d, d_stamp), 1);
+	msga__ring_free(&R);
+	cr_assert_eq(R.freed, R.rd);
 }
 
 Test(ring, reports_wrap_mod_2_32_and_overclaims_are_refused)

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "endpoint.h"
+#include "hold.h"
 #include "list.h"
 #include "mcast_map.h"
 #include "reasm.h"
@@ -34,13 +35,22 @@ struct msga__conn;
 struct msga__udep;
 struct msga__srq;
 
-/* One receive buffer; a held message keeps it from being re-posted. */
+/*
+ * One receive buffer; a held message keeps it from being re-posted. Which
+ * of its messages are held is ours (hold.h), never a byte of the buffer,
+ * which is the peer's once re-posted. (The RDMA WRITE ring's messages
+ * share one slot; its reader keeps their holds: ring.h.)
+ */
 struct msga__rxslot {
 	struct msga__conn *conn;       /* of an RC connection, or ... */
 	struct msga__udep *ud;         /* ... of a multicast membership */
 	uint32_t idx;
-	uint32_t held;
+	struct msga__holds holds;
 };
+/* Every message a receive buffer can carry has a bit in its holds. */
+_Static_assert((MSGA__DATA_SLOT - MSGA__WIRE_HDR_LEN) / MSGA__WIRE_HDR_LEN <
+		       MSGA__HOLD_RECS_MAX,
+	       "a BATCH buffer carries more records than hold.h tracks");
 
 struct msga__topic {
 	char name[MSGA_TOPIC_MAX + 1];

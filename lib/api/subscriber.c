@@ -229,7 +229,7 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 	if (!slot)
 		return -EOPNOTSUPP;
 	if (slot->ud)
-		return msga__msub_hold(slot);
+		return msga__msub_hold(msg, slot);
 	return msga__rc_hold(msg, slot);
 }
 
@@ -238,7 +238,7 @@ MSGA_API void msga_msg_release(const struct msga_msg *msg)
 	struct msga__rxslot *slot = msg ? msg->priv_ : NULL;
 
 	if (slot && slot->ud)
-		msga__msub_release(slot);
+		msga__msub_release(msg, slot);
 	else if (slot)
 		msga__rc_release(msg, slot);
 }

@@ -255,33 +255,64 @@ static int bit_is_set(const uint64_t *map, uint32_t bit)
 	return map[bit / 64] >> bit % 64 & 1;
 }
 
-int msga__ring_hold(struct msga__ring_reader *r, const void *data)
+/* The lap of the held message whose word is at bit (in [freed, rd]). */
+static uint64_t held_lap_of(const struct msga__ring_reader *r, uint32_t bit)
 {
+	uint64_t lap = r->freed / r->mem.size;
+
+	return bit * MSGA__RING_ALIGN >= r->free_off ? lap : lap + 1;
+}
+
+/* Whether the message at bit, delivered at stamp, is the one held there. */
+static int held_is(const struct msga__ring_reader *r, uint32_t bit,
+		   uint64_t stamp)
+{
+	uint64_t lap;
+
+	if (!bit_is_set(r->held, bit))
+		return 0;
+	lap = held_lap_of(r, bit);
+	return r->held_lap[lap & 1].lap == lap &&
+	       stamp >= r->held_lap[lap & 1].since;
+}
+
+int msga__ring_hold(struct msga__ring_reader *r, const void *data,
+		    uint64_t stamp)
+{
+	uint64_t lap = r->rd / r->mem.size;
 	uint32_t bit;
 
 	if (!held_bit(r, data, &bit))
 		return -EINVAL;
-	if (bit_is_set(r->held, bit))
+	if (held_is(r, bit, stamp))
 		return -EALREADY;
-	if (r->cur_payload != bit * MSGA__RING_ALIGN + MSGA__RING_SHORT_HEAD)
+	if (r->cur_payload != bit * MSGA__RING_ALIGN + MSGA__RING_SHORT_HEAD ||
+	    bit_is_set(r->held, bit))
 		return -EINVAL; /* a stale copy: its bytes may be freed */
+	/* (a lap two back has nothing held: freed has passed it) */
+	if (r->held_lap[lap & 1].lap != lap || !r->nheld) {
+		r->held_lap[lap & 1].lap = lap;
+		r->held_lap[lap & 1].since = stamp;
+	}
 	r->held[bit / 64] |= 1ull << bit % 64;
 	r->nheld++;
 	return 0;
 }
 
-int msga__ring_is_held(const struct msga__ring_reader *r, const void *data)
+int msga__ring_is_held(const struct msga__ring_reader *r, const void *data,
+		       uint64_t stamp)
 {
 	uint32_t bit;
 
-	return held_bit(r, data, &bit) && bit_is_set(r->held, bit);
+	return held_bit(r, data, &bit) && held_is(r, bit, stamp);
 }
 
-int msga__ring_release(struct msga__ring_reader *r, const void *data)
+int msga__ring_release(struct msga__ring_reader *r, const void *data,
+		       uint64_t stamp)
 {
 	uint32_t bit;
 
-	if (!held_bit(r, data, &bit) || !bit_is_set(r->held, bit))
+	if (!held_bit(r, data, &bit) || !held_is(r, bit, stamp))
 		return 0;
 	r->held[bit / 64] &= ~(1ull << bit % 64);
 	r->nheld--;

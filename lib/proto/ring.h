@@ -334,6 +334,18 @@ struct msga__ring_reader {
 	 * message's word before its payload sits (freeing stops there).
 	 */
 	uint64_t *held;
+	/*
+	 * Which delivery a held bit is: a copy of a message from an earlier
+	 * lap of the ring has the same bit. Held messages lie in [freed,
+	 * rd], so in two laps at most, and every delivery of a lap comes
+	 * after every delivery of the laps before it: a copy is the held
+	 * message iff its stamp is at least the first hold's of the held
+	 * message's lap (hold.h says why stamps name deliveries).
+	 */
+	struct {
+		uint64_t lap;       /* rd / size at the hold */
+		uint64_t since;     /* the stamp of the lap's first hold */
+	} held_lap[2];          /* by lap parity */
 	uint64_t next_seq[MSGA_PUB_TOPICS_MAX]; /* what a short record means */
 };
 
@@ -503,15 +515,23 @@ static inline void msga__ring_consume(struct msga__ring_reader *r,
 }
 
 /*
- * Hold the message whose payload is data: only the one being delivered
- * (whose record peek or take_short returned and is not yet consumed).
- * 0; -EALREADY if it is held; -EINVAL if it is not that message.
+ * Hold the message whose payload is data, delivered with the stamp stamp
+ * (msga_msg.rx_time_ns): only the one being delivered (whose record peek
+ * or take_short returned and is not yet consumed), with the stamp it was
+ * given. 0; -EALREADY if it is held; -EINVAL if it is not that message.
  */
-int msga__ring_hold(struct msga__ring_reader *r, const void *data);
-/* Whether the message whose payload is data is held now. */
-int msga__ring_is_held(const struct msga__ring_reader *r, const void *data);
-/* Release the held message at data: 1 if it was held, else 0 (no-op). */
-int msga__ring_release(struct msga__ring_reader *r, const void *data);
+int msga__ring_hold(struct msga__ring_reader *r, const void *data,
+		    uint64_t stamp);
+/* Whether the message at data, delivered at stamp, is held now. */
+int msga__ring_is_held(const struct msga__ring_reader *r, const void *data,
+		       uint64_t stamp);
+/*
+ * Release the held message at data, delivered at stamp: 1 if it was held,
+ * else 0 (no-op: a copy of an earlier lap's message at the same place, a
+ * message never held, or one released already).
+ */
+int msga__ring_release(struct msga__ring_reader *r, const void *data,
+		       uint64_t stamp);
 /*
  * Move freed up to rd, stopping where the first message still held
  * sits. Decided by the private hold bitmap alone: no ring byte is read.

@@ -56,6 +56,7 @@ struct msga__rx_clock {
 	uint64_t mult;           /* ns per tick, 32.32 fixed point; 0: none */
 	uint64_t rate_tsc, rate_ns; /* start of the span the rate comes from */
 	uint64_t last;           /* the latest stamp handed out */
+	uint64_t last_held;      /* the latest holdable delivery's stamp */
 	uint64_t best_gap;       /* the tightest pair of TSC reads seen */
 	uint64_t rate_gap;       /* the pair at rate_tsc's */
 	int tsc_ok;              /* the kernel's clocksource is the TSC */
@@ -130,6 +131,21 @@ static inline uint64_t msga__rx_clock_now(struct msga__rx_clock *c)
 		return c->last;
 	c->last = t;
 	return t;
+}
+
+/*
+ * The stamp of a delivery the application may hold, from the receive
+ * stamp now: strictly after every earlier such stamp of this clock's
+ * context, so that a stamp names one delivery (hold.h). Messages polled
+ * together get now, now + 1, ...: a few ns, far inside a stamp's error.
+ */
+static inline uint64_t msga__rx_clock_unique(struct msga__rx_clock *c,
+					     uint64_t now)
+{
+	if (now <= c->last_held)
+		now = c->last_held + 1;
+	c->last_held = now;
+	return now;
 }
 
 /* Whether the kernel reads CLOCK_MONOTONIC through the TSC, now. */

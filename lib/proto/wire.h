@@ -47,9 +47,6 @@ enum msga__wire_type {
 enum msga__wire_flags {
 	MSGA__WF_FIRST = 1u << 0,
 	MSGA__WF_LAST = 1u << 1,
-	/* Never on the wire: a receiver marks a held record in its buffer
-	 * (ring.h puts it in the same bit of a short record's head). */
-	MSGA__WF_HELD = 1u << 5,
 };
 
 /* Records of a BATCH start on 8-byte boundaries. */

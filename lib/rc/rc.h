@@ -118,6 +118,7 @@ struct msga__conn {
 	int srq_last_wqe;              /* ... or it came */
 	uint32_t holds;
 	struct msga__rxslot *cur;      /* slot being delivered, for hold */
+	uint64_t cur_stamp;            /* ... and its msg.rx_time_ns */
 
 	uint32_t sq_depth, sig_every, unsig, unsig_tagged;
 	uint32_t sq_mask;              /* sq_depth - 1: a power of two */

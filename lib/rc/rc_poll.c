@@ -77,7 +77,7 @@ static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
 	struct msga__rxslot *slot = conn_rx_slot(c, wc, &buf);
 	int ret = conn_rx_msg(c, slot, buf, wc, now_ns), posted;
 
-	if (slot->held)
+	if (slot->holds.n)
 		return ret;
 	if (c->srq) {
 		/* Shared: it goes back even when this connection dies. */

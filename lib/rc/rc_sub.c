@@ -235,14 +235,16 @@ int msga__sub_deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
 {
 	struct msga_msg msg = {
 		.data = data, .len = len, .topic_id = topic,
-		.conn_id = c->id, .seq = seq, .rx_time_ns = now_ns,
-		.priv_ = slot,
+		.conn_id = c->id, .seq = seq, .priv_ = slot,
 	};
 
 	if (topic >= MSGA_PUB_TOPICS_MAX || !c->names[topic][0])
 		return -EPROTO;
 	msg.topic = c->names[topic];
+	/* (a stamp of its own: it names this delivery to hold, release) */
+	msg.rx_time_ns = msga__rx_clock_unique(&c->ctx->rx_clock, now_ns);
 	c->cur = slot;
+	c->cur_stamp = msg.rx_time_ns;
 	c->sub->on_msg(&msg, c->sub->user);
 	c->cur = NULL;
 	return 0;
@@ -382,33 +384,35 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 /*
  * Holding keeps the receive buffer from being re-posted, so it also holds
  * back one credit: hold briefly, or the publisher stalls. A buffer may
- * carry several messages (a BATCH), so it counts its holds, and each held
- * message is marked in the flags byte of its own header, which sits just
- * before its data in the receive buffer (our memory while not posted).
- * Ring messages are not marked in the ring, which the publisher can
- * rewrite at any time: the ring's reader keeps which are held in its own
- * memory (ring.c), and they keep the ring from being freed past them. A
- * reassembled message owns its whole buffer, which the hold takes over.
+ * carry several messages (a BATCH); which are held is kept in the slot
+ * (hold.h), by each delivery's stamp, never in the buffer, whose bytes
+ * are the publisher's once it is re-posted. Ring messages are held by the
+ * ring's reader, in its own memory (ring.c), and keep the ring from being
+ * freed past them. A reassembled message owns its whole buffer, which the
+ * hold takes over. Only the message being delivered may be held: its
+ * slot is c->cur and its stamp c->cur_stamp; a copy of an earlier one is
+ * refused, and releasing it does nothing.
  */
-static uint8_t *held_mark(const struct msga_msg *msg)
+static int is_current(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
-	return (uint8_t *)msg->data - MSGA__WIRE_HDR_LEN + 1;
+	return slot->conn->cur == slot &&
+	       msg->rx_time_ns == slot->conn->cur_stamp;
 }
 
 /* A ring message: only the one being delivered, by the reader's count. */
 static int hold_ring(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
+	struct msga__ring_reader *rr = &slot->conn->rr;
 	int ret;
 
 	/* (held: -EALREADY wherever it is asked, as on every other path) */
-	if (msga__ring_is_held(&slot->conn->rr, msg->data))
+	if (msga__ring_is_held(rr, msg->data, msg->rx_time_ns))
 		return -EALREADY;
-	if (slot->conn->cur != slot)
+	if (!is_current(msg, slot))
 		return -EINVAL; /* only inside the message's callback */
-	ret = msga__ring_hold(&slot->conn->rr, msg->data);
+	ret = msga__ring_hold(rr, msg->data, msg->rx_time_ns);
 	if (ret)
 		return ret;
-	slot->held++;
 	slot->conn->holds++;
 	return 0;
 }
@@ -418,18 +422,24 @@ static struct msga__rsbuf *rsbuf_of(struct msga__rxslot *slot)
 	return msga__container_of(slot, struct msga__rsbuf, slot);
 }
 
-static int hold_reassembled(struct msga__rxslot *slot)
+/* A buffer's message, or a reassembled one: by the slot's holds. */
+static int hold_in_slot(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
 	struct msga__conn *c = slot->conn;
+	int ret;
 
-	if (slot->held)
+	if (msga__holds_has(&slot->holds, msg->rx_time_ns))
 		return -EALREADY;
-	if (c->cur != slot)
-		return -EINVAL;
-	slot->held = 1;
+	if (!is_current(msg, slot))
+		return -EINVAL; /* only inside the message's callback */
+	ret = msga__holds_take(&slot->holds, msg->rx_time_ns);
+	if (ret)
+		return ret;
 	c->holds++;
-	msga__list_add_tail(&c->rs_held, &rsbuf_of(slot)->node);
-	c->rs = NULL; /* the next large message gets a new buffer */
+	if (slot->idx == MSGA__SLOT_REASM) {
+		msga__list_add_tail(&c->rs_held, &rsbuf_of(slot)->node);
+		c->rs = NULL; /* the next large message gets a new buffer */
+	}
 	return 0;
 }
 
@@ -437,61 +447,38 @@ static void release_reassembled(struct msga__rxslot *slot)
 {
 	struct msga__conn *c = slot->conn;
 
-	if (!slot->held)
-		return;
-	slot->held = 0;
 	msga__list_del(&rsbuf_of(slot)->node);
 	msga__list_add_tail(&c->rs_idle, &rsbuf_of(slot)->node);
 	if (--c->holds == 0 && c->state == MSGA__C_DEAD)
 		msga__ctx_reap_soon(c->ctx);
 }
 
-/* Clear msg's hold: 1 if it was held (else releasing it does nothing). */
-static int unmark(const struct msga_msg *msg, struct msga__rxslot *slot)
-{
-	if (slot->idx == MSGA__SLOT_RING)
-		return msga__ring_release(&slot->conn->rr, msg->data);
-	if (!(*held_mark(msg) & MSGA__WF_HELD))
-		return 0;
-	*held_mark(msg) &= (uint8_t)~MSGA__WF_HELD;
-	return 1;
-}
-
 /* The RC part of msga_msg_hold(): slot is an RC connection's. */
 int msga__rc_hold(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
-	if (slot->idx == MSGA__SLOT_REASM)
-		return hold_reassembled(slot);
 	if (slot->idx == MSGA__SLOT_RING)
 		return hold_ring(msg, slot);
-	if (*held_mark(msg) & MSGA__WF_HELD)
-		return -EALREADY;
-	if (slot->conn->cur != slot)
-		return -EINVAL; /* only inside the message's callback */
-	*held_mark(msg) |= MSGA__WF_HELD;
-	slot->held++;
-	slot->conn->holds++;
-	return 0;
+	return hold_in_slot(msg, slot);
 }
 
 /* The RC part of msga_msg_release(): slot is an RC connection's. */
 void msga__rc_release(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
-	struct msga__conn *c;
+	struct msga__conn *c = slot->conn;
 
+	if (slot->idx == MSGA__SLOT_RING) {
+		if (!msga__ring_release(&c->rr, msg->data, msg->rx_time_ns))
+			return;
+	} else if (!msga__holds_give(&slot->holds, msg->rx_time_ns)) {
+		return; /* not held: released already, or a stale copy */
+	}
 	if (slot->idx == MSGA__SLOT_REASM) {
 		release_reassembled(slot);
 		return;
 	}
-	if (!slot->held)
-		return;
-	c = slot->conn;
-	if (!unmark(msg, slot))
-		return;
 	c->holds--;
-	slot->held--;
 	/* An SRQ buffer goes back even if its connection died meanwhile. */
-	if (c->srq && !slot->held && msga__srq_repost(c, slot->idx) &&
+	if (c->srq && !slot->holds.n && msga__srq_repost(c, slot->idx) &&
 	    c->state != MSGA__C_DEAD)
 		msga__conn_kill(c, -ECONNRESET, 1);
 	if (c->state == MSGA__C_DEAD) {
@@ -503,7 +490,7 @@ void msga__rc_release(const struct msga_msg *msg, struct msga__rxslot *slot)
 		msga__ring_released(c);
 		return;
 	}
-	if (slot->held || c->srq)
+	if (slot->holds.n || c->srq)
 		return;
 	if (!msga__conn_post_recv(c, slot->idx))
 		msga__credit_on_repost(&c->cr);

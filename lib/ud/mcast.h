@@ -255,6 +255,7 @@ struct msga__udep {
 	uint32_t holds;
 	uint32_t rx_posted;          /* receives not yet completed */
 	struct msga__rxslot *cur;    /* slot being delivered, for hold */
+	uint64_t cur_stamp;            /* ... and its msg.rx_time_ns */
 	/* a line's counts (msga_sub_line_stats) */
 	uint64_t line_first, line_behind;
 	/* the datagram being classified (mcast_repair.c: its sender) */
@@ -381,8 +382,8 @@ int msga__msub_init(struct msga_sub *sub);
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			const struct ibv_wc *wc, uint64_t now_ns);
 void msga__msub_on_group(struct msga__mgroup *g, int status);
-int msga__msub_hold(struct msga__rxslot *slot);
-void msga__msub_release(struct msga__rxslot *slot);
+int msga__msub_hold(const struct msga_msg *msg, struct msga__rxslot *slot);
+void msga__msub_release(const struct msga_msg *msg, struct msga__rxslot *slot);
 void msga__msub_kill_all(struct msga_sub *sub);
 void msga__msub_fini(struct msga_sub *sub);
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id);

@@ -219,7 +219,12 @@ void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 	s->bytes += len;
 	if (seq > s->last_seq)
 		s->last_seq = seq;
+	/* (one that may be held: a stamp of its own names the delivery) */
+	if (slot)
+		msg.rx_time_ns = msga__rx_clock_unique(&ep->ctx->rx_clock,
+						       now_ns);
 	ep->cur = slot;
+	ep->cur_stamp = msg.rx_time_ns;
 	sub->on_msg(&msg, sub->user);
 	ep->cur = NULL;
 }
@@ -523,31 +528,37 @@ void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	else
 		ep->sub->st.foreign++;
 	ep->rx_wc = NULL;
-	if (slot->held || ep->dead)
+	if (slot->holds.n || ep->dead)
 		return;
 	if (msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);
 }
 
-/* One datagram, one message: holding one keeps its buffer off the ring. */
-int msga__msub_hold(struct msga__rxslot *slot)
+/*
+ * One datagram, one message: holding one keeps its buffer off the ring.
+ * The hold is the slot's (hold.h), by the delivery's stamp: a copy of
+ * the buffer's earlier message neither holds nor releases this one.
+ */
+int msga__msub_hold(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
-	if (slot->held)
+	int ret;
+
+	if (msga__holds_has(&slot->holds, msg->rx_time_ns))
 		return -EALREADY;
-	if (slot->ud->cur != slot)
+	if (slot->ud->cur != slot || msg->rx_time_ns != slot->ud->cur_stamp)
 		return -EINVAL; /* only inside the message's callback */
-	slot->held = 1;
-	slot->ud->holds++;
-	return 0;
+	ret = msga__holds_take(&slot->holds, msg->rx_time_ns);
+	if (!ret)
+		slot->ud->holds++;
+	return ret;
 }
 
-void msga__msub_release(struct msga__rxslot *slot)
+void msga__msub_release(const struct msga_msg *msg, struct msga__rxslot *slot)
 {
 	struct msga__udep *ep = slot->ud;
 
-	if (!slot->held)
-		return;
-	slot->held = 0;
+	if (!msga__holds_give(&slot->holds, msg->rx_time_ns))
+		return; /* not held: released already, or a stale copy */
 	ep->holds--;
 	if (ep->dead) {
 		msga__ctx_reap_soon(ep->ctx);

@@ -16,7 +16,11 @@
  *   - nothing is freed past a held message (its word before the payload);
  *   - the credit reported never exceeds what was consumed;
  *   - only the message being delivered can be held (-EINVAL otherwise);
- *   - a release frees exactly the holds the model has.
+ *   - a release frees exactly the holds the model has;
+ *   - messages are named by (payload, stamp), as msga_msg's data and
+ *     rx_time_ns name them: a copy of an earlier delivery, at the same
+ *     place a lap before a held message or not, neither holds nor
+ *     releases anything, and is never reported held (issue 33).
  * No verbs are involved: the reader is pure.
  *
  * Built with -DMSGA__PEER_MEM_HOOK (FUZZ_DEFS_ring in fuzz.am) by make
@@ -61,7 +65,14 @@ static uint32_t take(struct input *in, unsigned bytes)
 struct held {
 	const char *data;
 	uint64_t word_pos; /* absolute ring position of its word */
+	uint64_t stamp;    /* its delivery's, as msga_msg.rx_time_ns */
 };
+
+/* Deliveries seen, held or not: the stale copies an application keeps. */
+#define COPIES 64u
+static struct held copies[COPIES];
+static uint32_t ncopies;
+static uint64_t stamp;
 
 static char *mem, *ring;
 static struct msga__ring_reader R;
@@ -167,22 +178,45 @@ static void op_write(struct input *in, int later)
 	memcpy(armed.bytes, bytes, len);
 }
 
+static int model_holds(const struct held *m)
+{
+	for (uint32_t i = 0; i < nheld; i++)
+		if (held[i].data == m->data && held[i].stamp == m->stamp)
+			return 1;
+	return 0;
+}
+
 static void hold_current(const char *payload, uint32_t plen, int want)
 {
 	uint64_t pos = R.rd + (uint64_t)(payload - (ring + R.off));
+	struct held cur = { payload, pos - MSGA__RING_SHORT_HEAD, ++stamp };
 
 	CHECK(payload >= ring && payload + plen <= ring + SIZE);
 	CHECK((uintptr_t)payload % 16 == 0);
 	/* a stale message is never held */
 	if (old_payload && old_payload != payload)
-		CHECK(msga__ring_hold(&R, old_payload) < 0);
+		CHECK(msga__ring_hold(&R, old_payload, stamp - 1) < 0);
+	/* nor a stale copy from the same place, with its own stamp */
+	for (uint32_t i = 0; i < ncopies && i < COPIES; i++) {
+		int held_now = model_holds(&copies[i]);
+
+		CHECK(msga__ring_is_held(&R, copies[i].data,
+					 copies[i].stamp) == held_now);
+		/* (one at this very place: the caller refuses it, by its
+		 * stamp, before the reader is asked: rc_sub.c) */
+		if (copies[i].data != payload)
+			CHECK(msga__ring_hold(&R, copies[i].data,
+					      copies[i].stamp) ==
+			      (held_now ? -EALREADY : -EINVAL));
+	}
 	/* nor anything that is not where a payload starts */
-	CHECK(msga__ring_hold(&R, payload + 1) == -EINVAL);
+	CHECK(msga__ring_hold(&R, payload + 1, stamp) == -EINVAL);
+	copies[ncopies++ % COPIES] = cur;
 	if (!want || nheld == MAX_HELD)
 		return;
-	CHECK(msga__ring_hold(&R, payload) == 0);
-	CHECK(msga__ring_hold(&R, payload) == -EALREADY);
-	held[nheld++] = (struct held){ payload, pos - MSGA__RING_SHORT_HEAD };
+	CHECK(msga__ring_hold(&R, payload, stamp) == 0);
+	CHECK(msga__ring_hold(&R, payload, stamp) == -EALREADY);
+	held[nheld++] = cur;
 }
 
 /* One poll step as rc_ring.c takes it; 0 when the connection dies. */
@@ -216,7 +250,7 @@ static int op_poll(struct input *in)
 	}
 	msga__ring_consume(&R, rec_len);
 	old_payload = payload;
-	CHECK(msga__ring_hold(&R, payload) < 0); /* after its callback */
+	CHECK(msga__ring_hold(&R, payload, stamp) < 0); /* after its callback */
 	msga__ring_free(&R);
 	return 1;
 }
@@ -225,14 +259,32 @@ static void op_release(struct input *in)
 {
 	uint32_t i;
 
+	uint32_t how = take(in, 1);
+
+	if (how & 1 && ncopies) {
+		/* a copy: releases exactly what the model holds by it */
+		struct held *c = &copies[take(in, 1) % (ncopies < COPIES ?
+							ncopies : COPIES)];
+		int was = model_holds(c);
+		uint32_t n = nheld;
+
+		CHECK(msga__ring_release(&R, c->data, c->stamp) == was);
+		CHECK(R.nheld == n - (uint32_t)was);
+		for (i = 0; was && i < nheld; i++)
+			if (held[i].data == c->data && held[i].stamp == c->stamp)
+				held[i] = held[--nheld];
+		msga__ring_free(&R);
+		return;
+	}
 	if (!nheld) {
 		/* releasing what is not held does nothing */
-		CHECK(msga__ring_release(&R, ring + take(in, 3) % SIZE) == 0);
+		CHECK(msga__ring_release(&R, ring + take(in, 3) % SIZE,
+					 take(in, 2)) == 0);
 		return;
 	}
 	i = take(in, 2) % nheld;
-	CHECK(msga__ring_release(&R, held[i].data) == 1);
-	CHECK(msga__ring_release(&R, held[i].data) == 0);
+	CHECK(msga__ring_release(&R, held[i].data, held[i].stamp) == 1);
+	CHECK(msga__ring_release(&R, held[i].data, held[i].stamp) == 0);
 	held[i] = held[--nheld];
 	msga__ring_free(&R);
 }
@@ -277,6 +329,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(topic_seq, 0, sizeof(topic_seq));
 	memset(&armed, 0, sizeof(armed));
 	nheld = 0;
+	ncopies = 0;
+	stamp = 0;
 	old_payload = NULL;
 	while (alive && in.n) {
 		switch (take(&in, 1) % 6) {
