@@ -15,7 +15,8 @@
  *    two: poll it (msga_ctx_poll(), or a MSGA_PUB_BLOCK claim or send
  *    that would wait: -EDEADLK) and close it (ignored). A publisher or
  *    subscriber destroyed there, its own included, stops at once and is
- *    freed when the outermost poll returns (msga_ctx_poll(3), NOTES).
+ *    freed when the outermost call that runs callbacks returns
+ *    (msga_ctx_poll(3), NOTES).
  */
 #ifndef MSGACCEL_H
 #define MSGACCEL_H
