@@ -8,7 +8,15 @@
  *  - handles are opaque; the only public structs are attribute/info structs
  *    whose first field is their size, so they can grow without breaking ABI;
  *  - a context and everything created from it belong to one thread at a
- *    time; the library takes no locks on the fast path.
+ *    time; the library takes no locks on the fast path;
+ *  - callbacks (on_msg, on_event, authorize) run only inside
+ *    msga_ctx_poll(), or a MSGA_PUB_BLOCK claim or send that waits, on
+ *    the calling thread. A callback may make any call on its context but
+ *    two: poll it (msga_ctx_poll(), or a MSGA_PUB_BLOCK claim or send
+ *    that would wait: -EDEADLK) and close it (ignored). A publisher or
+ *    subscriber destroyed there, its own included, stops at once and is
+ *    freed when the outermost call that runs callbacks returns
+ *    (msga_ctx_poll(3), NOTES).
  */
 #ifndef MSGACCEL_H
 #define MSGACCEL_H
@@ -30,12 +38,18 @@ extern "C" {
 #define MSGA_VERSION_MINOR 8
 #define MSGA_VERSION_PATCH 0
 
-/** Library version as "MAJOR.MINOR.PATCH". */
+/**
+ * The running library's version, "MAJOR.MINOR.PATCH" (MSGA_VERSION_MAJOR,
+ * _MINOR and _PATCH are the header's, which may differ). A constant string,
+ * never NULL. Cannot fail. Any thread, any time; callbacks too.
+ */
 MSGA_API const char *msga_version(void);
 
 /**
- * Text for a negative (or positive) errno returned by any msga_ call.
- * Never returns NULL; unknown codes give "Unknown error N".
+ * Text for an error code of any msga_ call, negative or positive (-EINVAL
+ * and EINVAL give strerror(EINVAL)'s); unknown codes give "Unknown error
+ * N". Never NULL; valid until this thread's next call into msgaccel.
+ * Cannot fail. Any thread, any time; callbacks too.
  */
 MSGA_API const char *msga_strerror(int err);
 
@@ -123,38 +137,61 @@ struct msga_dev_info {
 };
 
 /**
- * Open a context on an RDMA device port. On success *ctxp is set and 0 is
- * returned; on failure *ctxp is NULL and a negative errno is returned.
+ * Open a context on an RDMA device port (attr NULL: the first active one,
+ * defaults). 0 with *ctxp set; or a negative errno, *ctxp NULL and
+ * msga_open_error() telling why: -EINVAL (ctxp NULL, attr, key file text),
+ * -ENODEV (no such device, no active port), -ENETDOWN (dev_name's port
+ * down), -EADDRNOTAVAIL (local_addr not here), -ENOENT, -EACCES, -EPERM
+ * (key file), -ENOMEM, or rdma-core's own code. Any thread; callbacks too.
  */
 MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 			   struct msga_ctx **ctxp);
 
-/** Close a context, freeing everything made from it. NULL is a no-op. */
+/**
+ * Close ctx and free everything made from it: publishers, subscribers,
+ * their connections and held messages. NULL is a no-op. Cannot fail.
+ * Not from a callback of ctx: there it does nothing, and
+ * msga_ctx_last_error() says so (-EBUSY).
+ */
 MSGA_API void msga_ctx_close(struct msga_ctx *ctx);
 
-/** Fill *info (caller sets info->size first). */
+/**
+ * Fill *info (set info->size first) with the device port's transport and
+ * limits, read once at open: no device call. 0, or -EINVAL (a NULL
+ * pointer, or info->size below 0.1's struct); *info unchanged then.
+ * Records no last error. Callbacks: yes.
+ */
 MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,
 			    struct msga_dev_info *info);
 
 /**
- * The last failure recorded on ctx ("what failed and where"), or "" when
- * none. The string stays valid until the next call on ctx.
+ * The last failure recorded on ctx, "what failed and where: text", or ""
+ * when none (or ctx NULL); a success does not clear it, so read it only
+ * after a failure. Never NULL, at most 255 bytes, valid until the next
+ * call on ctx. Cannot fail. Callbacks: yes.
  */
 MSGA_API const char *msga_ctx_last_error(const struct msga_ctx *ctx);
 
 /**
- * Why the last msga_ctx_open() in this thread failed, or "" if it did not.
- * (A failed open has no context to hold the message.)
+ * Why the last msga_ctx_open() in this thread failed, or "" if it did not
+ * (a failed open has no context to hold the message). Never NULL, at most
+ * 255 bytes, valid until this thread's next msga_ctx_open(). Cannot fail.
+ * Any thread; callbacks too.
  */
 MSGA_API const char *msga_open_error(void);
 
-/** Printable name of a transport: "InfiniBand", "RoCE", "iWARP". */
+/**
+ * Printable name of a transport: "InfiniBand", "RoCE", "iWARP", and
+ * "unknown" for any other value. A constant string, never NULL. Cannot
+ * fail. Any thread, any time; callbacks too.
+ */
 MSGA_API const char *msga_transport_name(enum msga_transport t);
 
 /* ------------------------------------------------------------------ */
 /* Publish / subscribe (see msga_pub_create(3), msga_sub_create(3),   */
-/* msga_ctx_poll(3)): over RC queue pairs with "rdma://IP:PORT", and   */
-/* over UD multicast with "mcast://GROUP" or "mcast://RANGE/BITS".     */
+/* msga_ctx_poll(3)): over RC queue pairs with "rdma://IP:PORT", over  */
+/* unicast UD with "ud://IP:PORT", and over UD multicast with          */
+/* "mcast://GROUP" or "mcast://BASE/BITS".                             */
 /* ------------------------------------------------------------------ */
 
 struct msga_pub;
@@ -314,7 +351,12 @@ enum msga_pub_flags {
 struct msga_pub_attr {
 	uint32_t size;          /* sizeof(struct msga_pub_attr) */
 	uint32_t flags;         /* enum msga_pub_flags */
-	const char *uri;        /* "rdma://IP:PORT"; port 0 picks one */
+	/*
+	 * "rdma://IP:PORT" (RC), "ud://IP:PORT" (unicast UD): port 0
+	 * picks one (msga_pub_port()); "mcast://GROUP", or
+	 * "mcast://BASE/BITS" (a range of groups, a topic to each).
+	 */
+	const char *uri;
 	msga_event_cb on_event; /* may be NULL */
 	void *user;
 	/*
@@ -521,34 +563,148 @@ struct msga_claim {
 	uint32_t priv_[3];      /* library use */
 };
 
+/**
+ * Create a publisher on attr->uri: rdma:// and ud:// listen for
+ * subscribers, mcast:// sends to groups. 0 with *pubp set; or a negative
+ * errno, *pubp NULL and msga_ctx_last_error() telling what: -EINVAL (attr,
+ * flags, uri or a limit), -EADDRINUSE, -EADDRNOTAVAIL, -ENODEV (address on
+ * another device), -EOPNOTSUPP (UD on iWARP), -ENOMEM. Callbacks: yes.
+ */
 MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 			     const struct msga_pub_attr *attr,
 			     struct msga_pub **pubp);
+/**
+ * Destroy pub: a UD publisher first sends each stream's END (waiting 100
+ * ms at most); then its connections close (subscribers see DISCONNECTED,
+ * pub's on_event is not called) and an uncommitted claim is dropped. NULL
+ * is a no-op. Cannot fail. Callbacks: yes, its own included.
+ */
 MSGA_API void msga_pub_destroy(struct msga_pub *pub);
-/** The TCP/rdma_cm port the publisher listens on (host order). */
+/**
+ * The port, in host order, that an rdma:// or ud:// publisher listens on:
+ * what port 0 picked. The port (1 to 65535), or -EINVAL (pub NULL),
+ * -EOPNOTSUPP (mcast://: a group has no port). Callbacks: yes.
+ */
 MSGA_API int msga_pub_port(const struct msga_pub *pub);
-/** Subscribers currently connected and subscribed. */
+/**
+ * Subscribers connected and subscribed to an rdma:// or ud:// publisher
+ * now (CONNECTED events not yet followed by DISCONNECTED). The count (0 or
+ * more), or -EINVAL (pub NULL), -EOPNOTSUPP (mcast://: a sender never
+ * learns who joined). Callbacks: yes.
+ */
 MSGA_API int msga_pub_subscribers(const struct msga_pub *pub);
+/**
+ * Register topic name on pub: *topic_id is its id (dense, from 0) for
+ * claim and send; a name registered again gives the same id. Matching
+ * subscribers hear the name before its first message. 0, or -EINVAL (a
+ * NULL pointer, a bad name), -ENOSPC (MSGA_PUB_TOPICS_MAX topics), or for
+ * mcast:// the error of starting its group's join. Callbacks: yes.
+ */
 MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 			    uint32_t *topic_id);
-/** 0 if name is a valid topic name (msga_topic_check(3)), else -EINVAL. */
+/**
+ * 0 if name is a valid topic name: 1 to MSGA_TOPIC_MAX characters of
+ * [A-Za-z0-9._/-]; else -EINVAL (NULL, empty, too long, another character,
+ * "*" included). Needs no context. Any thread, any time; callbacks too.
+ */
 MSGA_API int msga_topic_check(const char *name);
-/** 0 if pattern is a valid subscription pattern, "name" or "prefix*". */
+/**
+ * 0 if pattern is a valid subscription pattern: a topic name, or a prefix
+ * of 0 to MSGA_TOPIC_MAX name characters and one "*" at the end; else
+ * -EINVAL (NULL, empty, too long, a bad character, a "*" elsewhere or
+ * twice). Needs no context. Any thread, any time; callbacks too.
+ */
 MSGA_API int msga_pattern_check(const char *pattern);
+/**
+ * Reserve len bytes for a message on topic_id in registered memory, at
+ * claim->data; then msga_pub_commit() (len may shrink) or msga_pub_abort().
+ * One claim at a time; callbacks: yes. 0, or -EINVAL (NULL, unknown topic),
+ * -EMSGSIZE (len > MSGA_MSG_MAX), -EBUSY (a claim is out), -EAGAIN (no room
+ * yet: poll, retry), -ENOMEM; mcast:// -ENETUNREACH, -ENOTCONN; UD -ENETDOWN;
+ * MSGA_PUB_BLOCK: no -EAGAIN but -ETIMEDOUT, -EDEADLK (callback), -ESHUTDOWN.
+ *
+ *	struct msga_claim c;
+ *	int ret;
+ *
+ *	while ((ret = msga_pub_claim(pub, topic_id, len, &c)) == -EAGAIN)
+ *		msga_ctx_poll(ctx, 64);    // back-pressure: let room return
+ *	if (ret < 0)
+ *		return ret;
+ *	fill(c.data, len);              // in place: nothing is copied
+ *	ret = msga_pub_commit(pub, &c); // >= 0: how many it went to
+ */
 MSGA_API int msga_pub_claim(struct msga_pub *pub, uint32_t topic_id,
 			    size_t len, struct msga_claim *claim);
+/**
+ * Send the outstanding claim with its topic's next sequence number: to
+ * every matching subscriber (rdma://, ud://) or to its group (mcast://).
+ * Returns how many it went to (0 or more), or -EINVAL (not the outstanding
+ * claim, or changed beyond a lower len: nothing sent, the claim stays), or
+ * on UD the device's error when the post fails. Callbacks: yes.
+ */
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim);
+/**
+ * Give back the outstanding claim unsent; no sequence number is used.
+ * 0, or -EINVAL (a NULL pointer, no outstanding claim, or claim is not it
+ * or was changed, as for msga_pub_commit(); the claim stays then).
+ * Callbacks: yes.
+ */
 MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim);
+/**
+ * Copying publish: msga_pub_claim(), a copy of len bytes from data (NULL
+ * if len is 0) and msga_pub_commit() in one call; small RC messages go
+ * from data straight into the provider's inline copy. Returns what
+ * msga_pub_commit() does, or msga_pub_claim()'s errors (-EINVAL also for
+ * data NULL with len > 0). Callbacks: yes.
+ */
 MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 			   const void *data, size_t len);
 
+/**
+ * Create a subscriber for attr->pattern ("name" or "prefix*"); it hears
+ * messages once connected (msga_sub_connect()). 0 with *subp set; or *subp
+ * NULL and -EINVAL (a NULL pointer or on_msg, size, flags, pattern, or
+ * options that conflict: msga_ctx_last_error() says which), -ENOMEM, or
+ * the connection manager's error opening its channel. Callbacks: yes.
+ */
 MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 			     const struct msga_sub_attr *attr,
 			     struct msga_sub **subp);
+/**
+ * Destroy sub: its connections and memberships close (RC publishers see
+ * DISCONNECTED, sub's on_event is not called) and messages it holds are
+ * freed. NULL is a no-op. Cannot fail. Callbacks: yes, its own included.
+ */
 MSGA_API void msga_sub_destroy(struct msga_sub *sub);
+/**
+ * Connect to a publisher at uri: rdma://IP:PORT, ud://IP:PORT, or join
+ * mcast://GROUP or mcast://BASE/BITS. It goes on in msga_ctx_poll(), which
+ * raises CONNECTED or CONNECT_FAILED with the id returned: 0 or more; or
+ * -EINVAL (NULL, bad uri, a prefix pattern on a range), -EOPNOTSUPP (UD on
+ * iWARP), -EADDRNOTAVAIL (mcast://, no local address), -EHOSTUNREACH (no
+ * route), -ENOMEM. Callbacks: yes.
+ */
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
+/**
+ * Close connection or membership conn_id of sub: what it has not delivered
+ * is dropped, and sub's on_event is not called (an RC publisher sees
+ * DISCONNECTED). 0, or -EINVAL (sub NULL), -ENOENT (no open connection or
+ * membership with that id). Callbacks: yes.
+ */
 MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id);
+/**
+ * Keep msg's buffer past its callback: call it inside the on_msg that
+ * delivered msg, copy *msg, and give it back with msga_msg_release(). 0,
+ * or -EINVAL (NULL, or not in msg's own callback), -EALREADY (held),
+ * -EOPNOTSUPP (a UD message reassembled, or held back for recovery: copy
+ * it). Hold briefly: a held RC message slows its publisher down.
+ */
 MSGA_API int msga_msg_hold(const struct msga_msg *msg);
+/**
+ * Give back a message held with msga_msg_hold() (msg: the copy kept),
+ * oldest first, before its subscriber is destroyed or its context closed.
+ * NULL, or a message not held, is a no-op. Cannot fail. Callbacks: yes.
+ */
 MSGA_API void msga_msg_release(const struct msga_msg *msg);
 
 /*
@@ -616,6 +772,13 @@ struct msga_stream_stats {
 	uint64_t verified;      /* 1: off probation; 0: unverified */
 };
 
+/**
+ * sub's multicast and ud:// counters, all streams together, into *st (set
+ * st->size first; an older, smaller size gets that much). Plain fields
+ * that msga_ctx_poll() updates: no I/O, no lock; read them from the
+ * polling thread. 0, or -EINVAL (a NULL pointer, st->size below 0.2's
+ * struct). Callbacks: yes.
+ */
 MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 			    struct msga_sub_stats *st);
 
@@ -631,14 +794,38 @@ struct msga_line_stats {
 	uint64_t behind;        /* copies it brought after another line */
 };
 
+/**
+ * What membership conn_id (mcast:// or ud://) brought, into *st (set
+ * st->size first): numbers it brought first, copies it brought behind
+ * another line. 0, or -EINVAL (a NULL pointer, st->size below 0.6's
+ * struct), -ENOENT (not a membership of sub, or freed since). Callbacks: yes.
+ */
 MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
 				 struct msga_line_stats *st);
+/**
+ * The counters of stream idx, 0 to msga_sub_stats()'s streams - 1, into
+ * *st (set st->size first). 0, or -EINVAL (a NULL pointer, st->size below
+ * 0.2's struct), -ENOENT (no stream at idx now: evicted, its index not yet
+ * taken again). Callbacks: yes.
+ */
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
 				   struct msga_stream_stats *st);
 
-/** Busy-poll: CM events and up to budget completions; never blocks. */
+/**
+ * Drive every publisher and subscriber of ctx: connection events, up to
+ * budget completions per queue, messages and events to their callbacks,
+ * timers. Never blocks. Returns how many completions and events it handled
+ * (0: nothing to do), or -EINVAL (ctx NULL, budget < 1). Not from a
+ * callback of ctx: -EDEADLK (polling does not nest).
+ */
 MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget);
-/** One fd that turns readable when msga_ctx_poll() has work. */
+/**
+ * One fd (epoll) that turns readable when msga_ctx_poll() has work; the
+ * first call puts ctx in event mode: poll until 0 before waiting again.
+ * Call it before msga_sub_connect(). The fd, or -EINVAL (ctx NULL),
+ * -ENOTSUP (MSGA_CTX_NO_EVENTS), -EBUSY (a busy-poll connection reads a
+ * WRITE ring, which wakes nobody), -EMFILE. Callbacks: yes.
+ */
 MSGA_API int msga_ctx_fd(struct msga_ctx *ctx);
 
 #ifdef __cplusplus

@@ -190,6 +190,29 @@ Test(ud_stream, a_membership_that_ended_takes_its_streams)
 	(void)c;
 }
 
+Test(ud_stream, totals_are_the_evicted_streams_and_the_live_ones)
+{
+	struct msga__ustream *a = get_n(1, 0, 5, 0), *b = get_n(1, 1, 6, 0);
+	struct msga__ustream_totals all, after;
+
+	msga__seq_accept(&a->seq, 10, NULL);
+	msga__seq_accept(&a->seq, 12, NULL);
+	a->bytes = 64;
+	msga__seq_accept(&b->seq, 1, NULL);
+	b->bytes = 8;
+	b->reasm_drops = 2;
+	msga__ustreams_totals(&t, &all);
+	cr_assert_eq(all.msgs, 3);
+	cr_assert_eq(all.bytes, 72);
+	cr_assert_eq(all.gaps, 1);
+	cr_assert_eq(all.missing, 1);
+	cr_assert_eq(all.reasm_drops, 2);
+	cr_assert_eq(msga__ustreams_evict_conn(&t, 5), 1);
+	msga__ustreams_totals(&t, &after);
+	cr_assert(!memcmp(&all, &after, sizeof(all)),
+		  "an eviction moves counters to the totals, loses none");
+}
+
 Test(ud_stream, a_refused_stream_is_told_once)
 {
 	cr_assert_eq(msga__ustreams_refused_first(&t, 3, "md.X", 4), 1);

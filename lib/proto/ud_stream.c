@@ -336,6 +336,15 @@ const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
 	return idx < t->top && t->streams[idx].used ? &t->streams[idx] : NULL;
 }
 
+void msga__ustreams_totals(const struct msga__ustreams *t,
+			   struct msga__ustream_totals *all)
+{
+	*all = t->gone;
+	for (uint32_t i = 0; i < t->top; i++)
+		if (t->streams[i].used)
+			add_totals(all, &t->streams[i]);
+}
+
 static uint32_t scan_list(struct msga__ustreams *t, uint32_t pos,
 			  uint64_t now_ns, uint64_t min_watch_ns,
 			  void (*on_silent)(void *arg, struct msga__ustream *s),

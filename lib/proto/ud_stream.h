@@ -153,6 +153,12 @@ static inline uint32_t msga__ustreams_pos(const struct msga__ustreams *t,
 /* The stream at index idx, or NULL when none is there (now). */
 const struct msga__ustream *msga__ustreams_at(const struct msga__ustreams *t,
 					      uint32_t idx);
+/*
+ * What every stream ever in t delivered and lost: the evicted streams'
+ * totals plus the live streams' counters (msga_sub_stats).
+ */
+void msga__ustreams_totals(const struct msga__ustreams *t,
+			   struct msga__ustream_totals *all);
 
 /*
  * Streams gone quiet: marks silent, and passes to on_silent, each watched

@@ -674,102 +674,23 @@ void msga__msub_fini(struct msga_sub *sub)
 }
 
 /*
- * The stats structs may grow at their end: a caller built against an older
- * header passes a smaller size (at least the 0.2 one) and gets that much.
+ * What membership conn_id brought, for msga_sub_line_stats() (sub_stats.c):
+ * 0, or -ENOENT when sub has none of that id. One that ended still
+ * answers until it is freed.
  */
-#define SUB_STATS_MIN (offsetof(struct msga_sub_stats, overflow) + 8)
-/* recovery_hist is repair.h's histogram, bucket for bucket */
-_Static_assert(MSGA__REPAIR_HIST_BUCKETS == MSGA_RECOVERY_HIST_BUCKETS,
-	       "one recovery latency histogram");
-#define STREAM_STATS_MIN (offsetof(struct msga_stream_stats, reasm_drops) + 8)
-
-MSGA_API int msga_sub_stats(const struct msga_sub *sub,
-			    struct msga_sub_stats *out)
+int msga__msub_line(const struct msga_sub *sub, uint32_t conn_id,
+		    uint64_t *first, uint64_t *behind)
 {
-	struct msga_sub_stats all, *st = &all;
-	uint32_t size;
-
-	if (!sub || !out || out->size < SUB_STATS_MIN)
-		return -EINVAL;
-	size = out->size < sizeof(all) ? out->size : (uint32_t)sizeof(all);
-	*st = sub->st;
-	st->size = size;
-	if (sub->repair_on)
-		memcpy(st->recovery_hist, sub->repair.c.hist,
-		       sizeof(st->recovery_hist));
-	st->streams = sub->streams.top;
-	st->evicted = sub->streams.evicted;
-	st->msgs = sub->streams.gone.msgs;
-	st->bytes = sub->streams.gone.bytes;
-	st->gaps = sub->streams.gone.gaps;
-	st->missing = sub->streams.gone.missing;
-	st->dups = sub->streams.gone.dups;
-	st->late = sub->streams.gone.late;
-	st->reasm_drops = sub->streams.gone.reasm_drops;
-	st->far_ahead = sub->streams.gone.far_ahead;
-	st->probation = sub->streams.nprob;
-	st->probation_evicted = sub->streams.prob_evicted;
-	for (uint32_t i = 0; i < sub->streams.top; i++) {
-		const struct msga__ustream *s = msga__ustreams_at(&sub->streams,
-								  i);
-
-		if (!s)
-			continue;
-		st->msgs += s->seq.c.delivered;
-		st->bytes += s->bytes;
-		st->gaps += s->seq.c.gaps;
-		st->missing += s->seq.c.missing;
-		st->dups += s->seq.c.dups;
-		st->late += s->seq.c.late;
-		st->reasm_drops += s->reasm_drops;
-		st->far_ahead += s->guard.far_ahead;
-	}
-	memcpy(out, st, size);
-	return 0;
-}
-
-#define LINE_STATS_MIN (offsetof(struct msga_line_stats, behind) + 8)
-
-MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
-				 struct msga_line_stats *out)
-{
-	struct msga_line_stats st = { .size = sizeof(st) };
 	struct msga__list *pos, *tmp;
-	uint32_t size;
 
-	if (!sub || !out || out->size < LINE_STATS_MIN)
-		return -EINVAL;
 	msga__list_for_each_safe(pos, tmp, &sub->mships) {
 		const struct msga__udep *ep = mship(pos);
 
 		if (ep->id != conn_id)
 			continue;
-		size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
-		st.size = size;
-		st.conn_id = conn_id;
-		st.first = ep->line_first;
-		st.behind = ep->line_behind;
-		memcpy(out, &st, size);
+		*first = ep->line_first;
+		*behind = ep->line_behind;
 		return 0;
 	}
-	return -ENOENT; /* no such membership (an RC connection has none) */
-}
-
-MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
-				   struct msga_stream_stats *out)
-{
-	const struct msga__ustream *s;
-	struct msga_stream_stats st;
-	uint32_t size;
-
-	if (!sub || !out || out->size < STREAM_STATS_MIN)
-		return -EINVAL;
-	s = msga__ustreams_at(&sub->streams, idx);
-	if (!s)
-		return -ENOENT; /* never used, or evicted */
-	size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
-	msga__ustream_stats(s, &st);
-	st.size = size;
-	memcpy(out, &st, size);
-	return 0;
+	return -ENOENT;
 }
