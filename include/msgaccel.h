@@ -36,7 +36,7 @@ extern "C" {
 
 #define MSGA_VERSION_MAJOR 0
 #define MSGA_VERSION_MINOR 8
-#define MSGA_VERSION_PATCH 0
+#define MSGA_VERSION_PATCH 1
 
 /**
  * The running library's version, "MAJOR.MINOR.PATCH" (MSGA_VERSION_MAJOR,
@@ -292,7 +292,13 @@ struct msga_msg {
 	uint32_t conn_id;       /* the subscriber's connection it came on
 				 * (A/B lines: the stream's line) */
 	uint64_t seq;           /* publisher's per-topic sequence, from 1 */
-	uint64_t rx_time_ns;    /* CLOCK_MONOTONIC when it was polled */
+	/*
+	 * CLOCK_MONOTONIC when it was polled. Since 0.8.1, for a message
+	 * that can be held it also names the delivery: strictly later than
+	 * any such message's before it in the context (messages polled
+	 * together are 1 ns apart), so keep it unchanged in a copy.
+	 */
+	uint64_t rx_time_ns;
 	void *priv_;            /* library use */
 	/*
 	 * The publisher that sent it: a 64-bit id, unique per publisher
@@ -695,7 +701,8 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id);
 /**
  * Keep msg's buffer past its callback: call it inside the on_msg that
  * delivered msg, copy *msg, and give it back with msga_msg_release(). 0,
- * or -EINVAL (NULL, or not in msg's own callback), -EALREADY (held),
+ * or -EINVAL (NULL, not in msg's own callback, or a copy of an earlier
+ * message, even one that sat in the same buffer), -EALREADY (held),
  * -EOPNOTSUPP (a UD message reassembled, or held back for recovery: copy
  * it). Hold briefly: a held RC message slows its publisher down.
  */
@@ -703,7 +710,9 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg);
 /**
  * Give back a message held with msga_msg_hold() (msg: the copy kept),
  * oldest first, before its subscriber is destroyed or its context closed.
- * NULL, or a message not held, is a no-op. Cannot fail. Callbacks: yes.
+ * NULL, or a message not held (released already, or a stale copy of an
+ * earlier message in the same buffer: it never releases the one there
+ * now), is a no-op. Cannot fail. Callbacks: yes.
  */
 MSGA_API void msga_msg_release(const struct msga_msg *msg);
 
