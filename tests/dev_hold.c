@@ -32,6 +32,8 @@ struct hold_case {
 	int have_prev;
 	uint64_t hunt_from;     /* seq after which A's place is hunted */
 	int a_hold, m_hold, stale_a_in_m, prev_tries, prev_not_einval;
+	int a_held, m_held;     /* held now (a copy of one: -EALREADY) */
+	int ring;               /* on the WRITE ring (M pins it) */
 	uint64_t batch_pairs;   /* records right behind the one before */
 	int conn;               /* only this connection's messages (or -1) */
 	uint64_t arm_seq;       /* A: this seq, or (0) the first message
@@ -53,6 +55,7 @@ static void on_msg(const struct msga_msg *m, void *user)
 	    (hc->arm_seq ? m->seq == hc->arm_seq :
 			   hc->have_prev && m->data < hc->prev.data)) {
 		hc->a_hold = msga_msg_hold(m);
+		hc->a_held = !hc->a_hold;
 		hc->a = *m;
 		hc->phase = HOLDING_A;
 	} else if (mine && hc->phase == HUNT && m->data == hc->a.data &&
@@ -60,16 +63,19 @@ static void on_msg(const struct msga_msg *m, void *user)
 		/* A's place, a new message: the old copy is not it */
 		hc->stale_a_in_m = msga_msg_hold(&hc->a);
 		hc->m_hold = msga_msg_hold(m);
+		hc->m_held = !hc->m_hold;
 		hc->m = *m;
 		hc->phase = GOT_M;
 	}
-	/* a copy of the message before this one: never held now */
-	if (mine && hc->have_prev && hc->phase != ARM &&
-	    !(hc->phase == GOT_M && hc->prev.seq == hc->a.seq)) {
+	/* a copy of the message before this one: -EINVAL, or -EALREADY
+	 * if it is A or M and held */
+	if (mine && hc->have_prev && hc->phase != ARM) {
+		int held = (hc->a_held && hc->prev.seq == hc->a.seq) ||
+			   (hc->m_held && hc->prev.seq == hc->m.seq);
 		int ret = msga_msg_hold(&hc->prev);
 
 		hc->prev_tries++;
-		if (ret != -EINVAL) {
+		if (ret != (held ? -EALREADY : -EINVAL)) {
 			hc->prev_not_einval++;
 			if (!ret)
 				msga_msg_release(&hc->prev);
@@ -78,8 +84,8 @@ static void on_msg(const struct msga_msg *m, void *user)
 	if (mine) {
 		hc->prev = *m;
 		hc->have_prev = 1;
+		dp_on_msg(m, &hc->rec);
 	}
-	dp_on_msg(m, &hc->rec);
 }
 
 static int on_iwarp(void)
@@ -126,6 +132,40 @@ static void publish(struct hold_case *hc, uint64_t base, struct msga_pub *pub,
 }
 
 /*
+ * A held ring message keeps the ring from being freed past it: with M
+ * held, publishing (the subscriber polled all along) must stall once the
+ * rest of the ring has filled. Were M released by a stale copy, the ring
+ * would be freed and the publisher never pushed back. 1 if it stalled.
+ */
+static int ring_stays_pinned(struct msga_pub *pub, uint32_t t, uint64_t *seq,
+			     size_t len, struct msga_ctx **both)
+{
+	uint64_t stall_ms = 0;
+
+	for (int n = 0; n < 1000;) {
+		struct msga_claim c;
+		int ret = msga_pub_claim(pub, t, len, &c);
+
+		if (ret == -EAGAIN) {
+			if (!stall_ms)
+				stall_ms = dp_now_ms();
+			if (dp_now_ms() - stall_ms > 1500)
+				return 1;
+			msga_ctx_poll(both[1], 64);
+			msga_ctx_poll(both[0], 64);
+			continue;
+		}
+		cr_assert_eq(ret, 0);
+		stall_ms = 0;
+		dp_fill(c.data, len, t, ++*seq);
+		cr_assert_geq(msga_pub_commit(pub, &c), 0);
+		msga_ctx_poll(both[1], 64);
+		n++;
+	}
+	return 0;
+}
+
+/*
  * The scenario above on pub's topic t, its messages len bytes; the
  * subscriber's context is both[1]. burst: BATCH records.
  */
@@ -144,6 +184,7 @@ static void stale_copies(struct hold_case *hc, struct msga_pub *pub,
 	cr_assert_eq(hc->phase, HOLDING_A, "no message to hold as A");
 	cr_assert_eq(hc->a_hold, 0, "hold A: %d", hc->a_hold);
 	msga_msg_release(&hc->a);
+	hc->a_held = 0;
 	hc->hunt_from = seq;
 	hc->phase = HUNT;
 	for (int i = 0; i < 100 && hc->phase != GOT_M; i++) {
@@ -163,14 +204,21 @@ static void stale_copies(struct hold_case *hc, struct msga_pub *pub,
 	cr_assert_eq(msga_msg_hold(&hc->m), -EALREADY, "M is still held");
 	cr_assert_eq(msga_msg_hold(&hc->a), -EINVAL);
 	/* many more pass; M's buffer is not given back meanwhile */
-	for (int i = 0; i < 10; i++)
-		publish(hc, base, pub, t, &seq, len, 40, burst, both);
-	cr_assert(dp_poll_until64(both, 2, &hc->rec.total, base + seq, 30000));
+	if (hc->ring)
+		cr_assert(ring_stays_pinned(pub, t, &seq, len, both),
+			  "the ring was freed past the held message M");
+	else
+		for (int i = 0; i < 10; i++)
+			publish(hc, base, pub, t, &seq, len, 40, burst, both);
+	if (!hc->ring)
+		cr_assert(dp_poll_until64(both, 2, &hc->rec.total, base + seq,
+					  30000));
 	cr_assert_eq(dp_check(hc->m.data, hc->m.len, t, hc->m.seq), 0,
 		     "the held message M (seq %llu) changed under us",
 		     (unsigned long long)hc->m.seq);
 	msga_msg_release(&hc->m);
 	msga_msg_release(&hc->m);
+	hc->m_held = 0;
 	publish(hc, base, pub, t, &seq, len, 100, burst, both);
 	cr_assert(dp_poll_until64(both, 2, &hc->rec.total, base + seq, 30000),
 		  "after the release: %llu of %llu",
@@ -197,6 +245,7 @@ static void rc_case(uint32_t flags, size_t len, int burst, uint64_t arm_seq)
 	memset(&ev, 0, sizeof(ev));
 	hc.conn = -1;
 	hc.arm_seq = arm_seq;
+	hc.ring = !(flags & MSGA_SUB_NO_RING) && !on_iwarp();
 	cr_assert_eq(msga_pub_topic(pub, "hold", &t), 0);
 	sub = sub_for(cs, flags, &hc);
 	dp_connect(sub, pub, both, 2, 1);
@@ -243,21 +292,21 @@ Test(hold, own_receives_stale_copies_hold_and_release_nothing,
 	static struct dp_rec ev;
 	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
 	struct msga_ctx *both[2] = { cp, cs };
-	struct msga_pub *pubs[17];
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
 	struct msga_sub *sub;
 	uint32_t t = 0;
 
 	memset(&hc, 0, sizeof(hc));
+	cr_assert_eq(msga_pub_topic(pub, "hold", &t), 0);
 	sub = sub_for(cs, MSGA_SUB_NO_RING, &hc);
+	/* 17 connections to one publisher; the scenario watches the last */
 	for (int i = 0; i < 17; i++) {
-		pubs[i] = dp_pub(cp, 0, &ev);
-		cr_assert_eq(msga_pub_topic(pubs[i], "hold", &t), 0);
-		dp_connect(sub, pubs[i], both, 2, 1);
+		dp_connect(sub, pub, both, 2, i + 1);
 		cr_assert(dp_poll_until(both, 2, &hc.rec.connected, i + 1,
 					10000), "connection %d", i);
 	}
 	hc.conn = (int)hc.rec.last_conn;
-	stale_copies(&hc, pubs[16], t, 200, 0, both);
+	stale_copies(&hc, pub, t, 200, 0, both);
 	msga_ctx_close(cs);
 	msga_ctx_close(cp);
 }
@@ -294,6 +343,82 @@ Test(hold, mcast_stale_copies_hold_and_release_nothing, .timeout = 240)
 	cr_assert(dp_poll_until(both, 2, &hc.rec.connected, 1, 10000),
 		  "the subscriber's join");
 	stale_copies(&hc, pub, t, 64, 0, both);
+	msga_ctx_close(cs);
+	msga_ctx_close(cp);
+}
+
+/*
+ * Before 0.8.1 a SEND/RECV message's hold was a bit of the header in
+ * front of its data, in the receive buffer: bytes the publisher wrote.
+ * Here those bytes say the opposite of the truth (as a publisher's SEND
+ * could, had the decoder let it through): holds and releases do not care.
+ */
+struct poke_rec {
+	struct dp_rec rec;
+	struct msga_msg held[8];
+	int nheld, hold_not_ok, again_not_ealready;
+	int released, back[8];    /* a later message in its buffer */
+};
+
+static void poke_on_msg(const struct msga_msg *m, void *user)
+{
+	struct poke_rec *p = user;
+	uint8_t *flags = (uint8_t *)m->data - 24 + 1; /* its header's */
+
+	if (p->nheld < 8 && m->len <= MSGA_FRAG_MAX) {
+		*flags |= 0x20;       /* "held", before it is */
+		if (msga_msg_hold(m))
+			p->hold_not_ok++;
+		*flags &= (uint8_t)~0x20; /* "not held", while it is */
+		if (msga_msg_hold(m) != -EALREADY)
+			p->again_not_ealready++;
+		p->held[p->nheld++] = *m;
+	}
+	for (int i = 0; p->released && i < 8; i++)
+		p->back[i] |= m->data == p->held[i].data;
+	dp_on_msg(m, &p->rec);
+}
+
+Test(hold, the_bytes_in_front_of_a_message_do_not_say_it_is_held,
+     .timeout = 240)
+{
+	static struct poke_rec p;
+	static struct dp_rec ev;
+	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
+	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub *pub = dp_pub(cp, 0, &ev);
+	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "hold",
+				   .flags = MSGA_SUB_NO_RING,
+				   .on_msg = poke_on_msg,
+				   .on_event = dp_on_event, .user = &p };
+	struct msga_sub *sub = NULL;
+	uint64_t seq = 0;
+	uint32_t t;
+
+	cr_assert_eq(msga_pub_topic(pub, "hold", &t), 0);
+	cr_assert_eq(msga_sub_create(cs, &a, &sub), 0);
+	dp_connect(sub, pub, both, 2, 1);
+	for (int i = 0; i < 8; i++)
+		dp_send(pub, t, ++seq, 100, both, 2);
+	cr_assert(dp_poll_until64(both, 2, &p.rec.total, seq, 20000));
+	cr_assert_eq(p.nheld, 8);
+	cr_assert_eq(p.hold_not_ok, 0, "a set bit refused a hold");
+	cr_assert_eq(p.again_not_ealready, 0, "a clear bit let a hold twice");
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(dp_check(p.held[i].data, p.held[i].len, t,
+				      p.held[i].seq), 0);
+	for (int i = 0; i < 8; i++)
+		msga_msg_release(&p.held[i]);
+	p.released = 1;
+	/* every buffer came back: later messages land in each */
+	for (int i = 0; i < 600; i++)
+		dp_send(pub, t, ++seq, 100, both, 2);
+	cr_assert(dp_poll_until64(both, 2, &p.rec.total, seq, 30000),
+		  "%llu of %llu: a release was lost",
+		  (unsigned long long)p.rec.total, (unsigned long long)seq);
+	cr_assert_eq(p.rec.bad, 0, "%s", p.rec.first_bad);
+	for (int i = 0; i < 8; i++)
+		cr_assert(p.back[i], "held buffer %d never came back", i);
 	msga_ctx_close(cs);
 	msga_ctx_close(cp);
 }
