@@ -246,8 +246,8 @@ int msga__rc_reject_status(const struct rdma_cm_event *ev);
  * side has keys; or -EACCES, the request rejected and reported); the
  * accept's private data in buf, the hello already there (returns its
  * length); the subscriber's AUTH and SUBSCRIBE (0, or the negative errno
- * to refuse it with, reported); reject with a reason (EACCES,
- * ECONNREFUSED); report a refusal (MSGA_EVENT_REJECTED, rate limited) and
+ * to refuse it with, reported); report a refusal (MSGA_EVENT_REJECTED,
+ * rate limited; the reject itself is msga__cm_reject, endpoint.h) and
  * the tick that reports what the limit held back; an allow-list entry's
  * check (0 or -EINVAL).
  */
@@ -261,7 +261,6 @@ int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
 			 uint8_t *buf);
 int msga__rc_auth_on_proof(struct msga__conn *c, const char *payload);
 int msga__rc_authorize(struct msga__conn *c);
-void msga__rc_reject(struct rdma_cm_id *id, int reason);
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
 uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now);
 int msga__rc_allow_check(const char *entry);

@@ -71,8 +71,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 			       "connection(s) refused", pub->max_conns,
 			       pub->max_handshakes,
 			       (unsigned long long)pub->conns_refused);
-		msga__cm_peer_name(id, name, sizeof(name));
-		msga__rc_reject(id, ECONNREFUSED);
+		msga__cm_reject(id, ECONNREFUSED, name, sizeof(name));
 		msga__pub_rejected(pub, -ECONNREFUSED, name);
 		return;
 	}
