@@ -67,6 +67,17 @@ static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
 	return 1;
 }
 
+/*
+ * Is this window's budget spent? Nothing, resend or LOST, can go before
+ * the next window then. Read only: budget_take starts the next window.
+ */
+static int budget_spent(const struct msga_pub *pub, uint64_t now_ns)
+{
+	return !msga__time_reached(now_ns, pub->retx_window_ns +
+					   MSGA__UD_RETX_WINDOW_NS) &&
+	       pub->retx_sent >= MSGA__UD_RETX_BUDGET;
+}
+
 /* One datagram of a resend, from send buffer slot; 1 if it holds it. */
 static int post_frag(struct msga_pub *pub, struct msga__mgroup *to,
 		     uint32_t topic_id, uint64_t seq, uint32_t slot,
@@ -168,15 +179,19 @@ static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
  * again, to the group (to NULL) or, over ud://, to the subscriber that
  * asked (to); runs of what is not are named LOST, to every target of the
  * topic. Numbers never sent yet, and those resent moments ago, are passed
- * over.
+ * over. With the budget spent nothing could go: the NAK is dropped
+ * before its topic is looked up, so a flood of them costs little.
  */
 void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 		       struct msga__mgroup *to, uint64_t now_ns)
 {
-	int id = topic_named(pub, h->topic, h->topic_len);
 	uint64_t from = h->seq, end = h->seq + h->msg_len, lost_from = 0, s;
 	struct msga__topic *t;
+	int id;
 
+	if (budget_spent(pub, now_ns))
+		return; /* its sender asks again */
+	id = topic_named(pub, h->topic, h->topic_len);
 	if (id < 0 || h->origin != pub->origin)
 		return; /* not ours, or for an earlier publisher here */
 	t = &pub->topics[id];
