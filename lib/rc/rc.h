@@ -128,11 +128,12 @@ struct msga__conn {
 	struct ibv_mr *ctl_mr;
 	struct msga__credit cr;
 	struct msga__liveness live;    /* keepalives, peer timeout */
-	struct msga__setup_clock setup; /* not ready by its deadline: dropped */
+	/* not ready by its deadline: dropped (a publisher's runs from the
+	 * request, msga__conn_hs_start) */
+	struct msga__setup_clock setup;
 	/* authentication (rc_auth.c): the key it proves; NULL = none */
 	const struct msga__key *key;
 	struct msga__rc_auth auth;
-	uint64_t hs_deadline;          /* pub: handshake_ms after the request */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -301,6 +302,8 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
  * peer timeout. Returns when the next tick is due (UINT64_MAX: never).
  */
 uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
+/* A publisher's connection, c->pub set: its handshake's clock starts. */
+void msga__conn_hs_start(struct msga__conn *c, uint64_t now);
 
 /* rc_ring.c */
 int msga__ring_rx_setup(struct msga__conn *c);

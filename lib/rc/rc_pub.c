@@ -80,8 +80,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 		return reject(id);
 	pub->nconns++;
 	pub->nhandshakes++;
-	c->hs_deadline = msga__now_ns() + pub->handshake_ns;
 	c->pub = pub;
+	msga__conn_hs_start(c, msga__now_ns());
 	c->cm = id;
 	id->context = &c->eng;
 	c->id = pub->next_id++;
