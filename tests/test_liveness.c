@@ -288,6 +288,25 @@ Test(liveness, setup_deadline_moves_by_our_own_pause)
 		     1);
 }
 
+/* A publisher's handshake: handshake_ms from the request, pauses aside. */
+Test(liveness, setup_start_gives_its_own_span)
+{
+	struct msga__setup_clock s = { 0 };
+	uint64_t next, span = 400 * MS, pause = 10 * TIMEOUT;
+
+	msga__setup_start(&s, 1000, span);
+	cr_assert_eq(msga__setup_expired(&s, 1000 + span - 1, INTERVAL,
+					 TIMEOUT, &next), 0);
+	cr_assert_eq(next, 1000 + span);
+	cr_assert_eq(msga__setup_expired(&s, 1000 + span, INTERVAL, TIMEOUT,
+					 &next), 1);
+
+	msga__setup_start(&s, 1000, span);
+	cr_assert_eq(msga__setup_expired(&s, 1000 + pause, INTERVAL, TIMEOUT,
+					 &next), 0);
+	cr_assert_eq(next, 1000 + span + pause);
+}
+
 Test(liveness, setup_deadline_is_never_shorter_than_rdma_cm_budgets)
 {
 	struct msga__setup_clock s = { 0 };

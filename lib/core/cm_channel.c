@@ -2,14 +2,16 @@
 /*
  * cm_channel.c - the context's one rdma_cm event channel, non-blocking,
  * made on first use: every id of the context reports on it, the engine
- * reads it (engine.c) and event mode waits on it (event_fd.c); and how
- * an id's peer is named in events and messages.
+ * reads it (engine.c) and event mode waits on it (event_fd.c); how an
+ * id's peer is named in events and messages, and how a connect request
+ * is refused with a reason.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdio.h>
 
 #include "endpoint.h"
+#include "auth_wire.h"
 
 int msga__ctx_cm_channel(struct msga_ctx *ctx)
 {
@@ -42,4 +44,14 @@ void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n)
 	if (a)
 		inet_ntop(sa->sa_family, a, ip, sizeof(ip));
 	snprintf(buf, n, "%s:%u", ip, ntohs(rdma_get_dst_port(id)));
+}
+
+void msga__cm_reject(struct rdma_cm_id *id, int reason, char *peer, size_t n)
+{
+	uint8_t rej[MSGA__AUTH_REJ_LEN];
+
+	msga__cm_peer_name(id, peer, n); /* (the id goes below) */
+	msga__auth_rej_put(rej, reason);
+	rdma_reject(id, rej, sizeof(rej));
+	rdma_destroy_id(id);
 }

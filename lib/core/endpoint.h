@@ -106,6 +106,12 @@ static inline void msga__ctx_want_work(struct msga_ctx *ctx)
 int msga__ctx_cm_channel(struct msga_ctx *ctx);
 /* "address:port" of id's peer into buf[0, n). */
 void msga__cm_peer_name(struct rdma_cm_id *id, char *buf, size_t n);
+/*
+ * Refuse connect request id with reason (EACCES, ECONNREFUSED: the peer
+ * reads it, auth_wire.h) and destroy it; its peer's name into peer[0, n)
+ * first, for the caller's report (MSGA_EVENT_REJECTED).
+ */
+void msga__cm_reject(struct rdma_cm_id *id, int reason, char *peer, size_t n);
 /* We started a connection manager exchange: look for its events often. */
 void msga__ctx_cm_soon(struct msga_ctx *ctx);
 

@@ -50,16 +50,27 @@ enum msga__live_verdict msga__liveness_tick(struct msga__liveness *l,
 	return v;
 }
 
+uint64_t msga__setup_span(uint64_t timeout_ns)
+{
+	uint64_t span = MSGA__SETUP_PEER_TIMEOUTS * timeout_ns;
+
+	return span > MSGA__SETUP_MIN_NS ? span : MSGA__SETUP_MIN_NS;
+}
+
+void msga__setup_start(struct msga__setup_clock *s, uint64_t now_ns,
+		       uint64_t span_ns)
+{
+	s->deadline_ns = now_ns + span_ns;
+	s->tick_ns = now_ns;
+}
+
 int msga__setup_expired(struct msga__setup_clock *s, uint64_t now_ns,
 			uint64_t interval_ns, uint64_t timeout_ns,
 			uint64_t *next_ns)
 {
-	if (!s->deadline_ns) {
-		uint64_t span = MSGA__SETUP_PEER_TIMEOUTS * timeout_ns;
-
-		s->deadline_ns = now_ns + (span > MSGA__SETUP_MIN_NS ?
-					   span : MSGA__SETUP_MIN_NS);
-	} else if (now_ns > s->tick_ns &&
+	if (!s->deadline_ns)
+		s->deadline_ns = now_ns + msga__setup_span(timeout_ns);
+	else if (now_ns > s->tick_ns &&
 		   now_ns - s->tick_ns > MSGA__LIVE_PAUSE_INTERVALS * interval_ns) {
 		/* we were not polling: the pause is not the peer's */
 		s->deadline_ns += now_ns - s->tick_ns;

@@ -87,6 +87,17 @@ struct msga__setup_clock {
 	uint64_t tick_ns;     /* the previous tick */
 };
 
+/* The span a connection has, from its first tick, with timeout_ns. */
+uint64_t msga__setup_span(uint64_t timeout_ns);
+
+/*
+ * A clock started at now_ns with a span of its own instead (a publisher's
+ * handshake: the shorter of handshake_ms and the usual span, from the
+ * connect request). Our pauses push it back the same way.
+ */
+void msga__setup_start(struct msga__setup_clock *s, uint64_t now_ns,
+		       uint64_t span_ns);
+
 /*
  * One tick at now_ns: 1 when the deadline has passed (drop it), else 0
  * with *next_ns set to the deadline.

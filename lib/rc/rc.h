@@ -129,11 +129,12 @@ struct msga__conn {
 	struct ibv_mr *ctl_mr;
 	struct msga__credit cr;
 	struct msga__liveness live;    /* keepalives, peer timeout */
-	struct msga__setup_clock setup; /* not ready by its deadline: dropped */
+	/* not ready by its deadline: dropped (a publisher's runs from the
+	 * request, msga__conn_hs_start) */
+	struct msga__setup_clock setup;
 	/* authentication (rc_auth.c): the key it proves; NULL = none */
 	const struct msga__key *key;
 	struct msga__rc_auth auth;
-	uint64_t hs_deadline;          /* pub: handshake_ms after the request */
 
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
@@ -247,8 +248,8 @@ int msga__rc_reject_status(const struct rdma_cm_event *ev);
  * side has keys; or -EACCES, the request rejected and reported); the
  * accept's private data in buf, the hello already there (returns its
  * length); the subscriber's AUTH and SUBSCRIBE (0, or the negative errno
- * to refuse it with, reported); reject with a reason (EACCES,
- * ECONNREFUSED); report a refusal (MSGA_EVENT_REJECTED, rate limited) and
+ * to refuse it with, reported); report a refusal (MSGA_EVENT_REJECTED,
+ * rate limited; the reject itself is msga__cm_reject, endpoint.h) and
  * the tick that reports what the limit held back; an allow-list entry's
  * check (0 or -EINVAL).
  */
@@ -262,7 +263,6 @@ int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
 			 uint8_t *buf);
 int msga__rc_auth_on_proof(struct msga__conn *c, const char *payload);
 int msga__rc_authorize(struct msga__conn *c);
-void msga__rc_reject(struct rdma_cm_id *id, int reason);
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
 uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now);
 int msga__rc_allow_check(const char *entry);
@@ -303,6 +303,8 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
  * peer timeout. Returns when the next tick is due (UINT64_MAX: never).
  */
 uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now);
+/* A publisher's connection, c->pub set: its handshake's clock starts. */
+void msga__conn_hs_start(struct msga__conn *c, uint64_t now);
 
 /* rc_ring.c */
 int msga__ring_rx_setup(struct msga__conn *c);

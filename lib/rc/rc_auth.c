@@ -108,15 +108,6 @@ int msga__rc_reject_status(const struct rdma_cm_event *ev)
 
 /* ---------------------------------------------------- publisher */
 
-void msga__rc_reject(struct rdma_cm_id *id, int reason)
-{
-	uint8_t rej[MSGA__AUTH_REJ_LEN];
-
-	msga__auth_rej_put(rej, reason);
-	rdma_reject(id, rej, sizeof(rej));
-	rdma_destroy_id(id);
-}
-
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer)
 {
 	msga__reject_report(&pub->rejects, msga__now_ns(), status, peer, pub,
@@ -141,11 +132,10 @@ int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	if (*key || (!has && !pub->ctx->keys))
 		return 0;
 	/* No key, one we do not hold, or one where we need none. */
-	msga__cm_peer_name(id, peer, sizeof(peer));
+	msga__cm_reject(id, EACCES, peer, sizeof(peer));
 	msga__ctx_fail(pub->ctx, -EACCES, "publisher: refused %s: %s", peer,
 		       has ? "it proves a key we do not hold" :
 			     "it has no key");
-	msga__rc_reject(id, EACCES);
 	msga__pub_rejected(pub, -EACCES, peer);
 	return -EACCES;
 }

@@ -48,23 +48,37 @@ static int conn_can_keepalive(const struct msga__conn *c)
  * completes the handshake and then says nothing would otherwise keep a
  * queue pair and pinned buffers for good. (DEAD lasts until the reaper
  * runs, or the user releases what it holds.)
+ *
+ * A publisher's clock runs from the request instead, for handshake_ms or
+ * the usual span if that is shorter (msga_pub_create(3) gives both), and
+ * a handshake over handshake_ms is a refusal too (MSGA_EVENT_REJECTED).
+ * It asks to be ticked at least every keepalive interval, so that event
+ * mode's sleep until a distant deadline is not taken for our own pause.
  */
+static int hs_limit_is_handshake_ms(const struct msga__conn *c)
+{
+	return c->pub->handshake_ns <=
+	       msga__setup_span(c->ctx->peer_timeout_ns);
+}
+
+void msga__conn_hs_start(struct msga__conn *c, uint64_t now)
+{
+	msga__setup_start(&c->setup, now, hs_limit_is_handshake_ms(c) ?
+			  c->pub->handshake_ns :
+			  msga__setup_span(c->ctx->peer_timeout_ns));
+}
+
 static uint64_t conn_setup_tick(struct msga__conn *c, uint64_t now)
 {
-	uint64_t next;
+	uint64_t next, interval = msga__keepalive_ns(c->ctx);
 
 	if (c->state == MSGA__C_DEAD)
 		return UINT64_MAX;
-	/* A publisher's handshake: its own deadline, a refusal when over. */
-	if (c->pub && now >= c->hs_deadline) {
-		if (!c->auth.refused)
-			msga__pub_rejected(c->pub, -ETIMEDOUT, c->peer);
-		msga__conn_kill(c, -ETIMEDOUT, 1);
-		return UINT64_MAX;
-	}
-	if (!msga__setup_expired(&c->setup, now, msga__keepalive_ns(c->ctx),
+	if (!msga__setup_expired(&c->setup, now, interval,
 				 c->ctx->peer_timeout_ns, &next))
-		return c->pub && c->hs_deadline < next ? c->hs_deadline : next;
+		return c->pub && now + interval < next ? now + interval : next;
+	if (c->pub && !c->auth.refused && hs_limit_is_handshake_ms(c))
+		msga__pub_rejected(c->pub, -ETIMEDOUT, c->peer);
 	msga__conn_kill(c, -ETIMEDOUT, 1);
 	return UINT64_MAX;
 }

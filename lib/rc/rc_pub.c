@@ -71,8 +71,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 			       "connection(s) refused", pub->max_conns,
 			       pub->max_handshakes,
 			       (unsigned long long)pub->conns_refused);
-		msga__cm_peer_name(id, name, sizeof(name));
-		msga__rc_reject(id, ECONNREFUSED);
+		msga__cm_reject(id, ECONNREFUSED, name, sizeof(name));
 		msga__pub_rejected(pub, -ECONNREFUSED, name);
 		return;
 	}
@@ -81,8 +80,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 		return reject(id);
 	pub->nconns++;
 	pub->nhandshakes++;
-	c->hs_deadline = msga__now_ns() + pub->handshake_ns;
 	c->pub = pub;
+	msga__conn_hs_start(c, msga__now_ns());
 	c->cm = id;
 	id->context = &c->eng;
 	c->id = pub->next_id++;

@@ -367,6 +367,24 @@ void msga__mpub_close(struct msga_pub *pub);
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 			uint64_t seq, uint32_t count, int signal);
+/*
+ * A message going out datagram by datagram: the live stream's (from the
+ * claimed buffer, or the big one) or a resend's (from a copy in a send
+ * buffer, mcast_retx.c). One datagram of it, bytes [off, off + n), to g:
+ * 1 when the send holds its data (not inlined), 0, or -errno.
+ */
+struct msga__mpub_msg {
+	const char *data;  /* the whole message, registered under lkey */
+	uint32_t len, lkey;
+	int32_t tag;       /* the send buffer slot, or MSGA__TAG_BIG */
+	uint32_t topic_id;
+	uint64_t seq;
+	uint8_t flags;     /* MSGA__UDW_RETX, MSGA__UDW_RPOS (then rpos) */
+	uint64_t rpos;
+};
+int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
+			  const struct msga__mpub_msg *m, uint32_t off,
+			  uint32_t n);
 
 /* mcast_retx.c */
 int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes);

@@ -214,19 +214,21 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 	return pub->big_inflight ? -EAGAIN : 0;
 }
 
-/* Post one datagram of the message in pub->pump_*; 1 if its data is held. */
-static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
-		      uint32_t off, uint32_t n, uint32_t flags)
+int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
+			  const struct msga__mpub_msg *m, uint32_t off,
+			  uint32_t n)
 {
-	const struct msga__topic *t = &pub->topics[pub->big_topic];
+	const struct msga__topic *t = &pub->topics[m->topic_id];
 	struct msga__udep *ep = pub->mc;
+	int last = off + n == m->len;
 	struct msga__udw_hdr h = {
-		.flags = (uint8_t)(flags | pub->rpos_flag),
+		.flags = (uint8_t)(m->flags | (off ? 0 : MSGA__UDW_FIRST) |
+				   (last ? MSGA__UDW_LAST : 0)),
 		.topic_len = t->name_len,
-		.frag_size = (uint16_t)pub->frag, .msg_len = pub->big_len,
-		.off = off, .origin = pub->origin, .seq = pub->big_seq,
+		.frag_size = (uint16_t)pub->frag, .msg_len = m->len,
+		.off = off, .origin = pub->origin, .seq = m->seq,
 		.hb_ms = pub->hb_cap_ms, .retains = pub->reliable,
-		.rpos = pub->big_rpos, .topic_id = pub->big_topic,
+		.rpos = m->rpos, .topic_id = m->topic_id,
 		.read_port = pub->serve ? pub->serve->port : 0,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
@@ -235,10 +237,9 @@ static int post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 	 * The big buffer comes back only through completions: signal the
 	 * last datagram of a big message so it cannot wait for later traffic.
 	 */
-	int last_big = (flags & MSGA__UDW_LAST) &&
-		       pub->pump_tag == MSGA__TAG_BIG;
-	int ret = msga__udep_send(ep, g, hl, pub->pump_data + off, n,
-				  pub->pump_lkey, pub->pump_tag, last_big);
+	int last_big = last && m->tag == MSGA__TAG_BIG;
+	int ret = msga__udep_send(ep, g, hl, m->data + off, n, m->lkey,
+				  m->tag, last_big);
 
 	if (ret)
 		return ret;
@@ -268,10 +269,18 @@ static int fault_drop_random(struct msga_pub *pub)
 	return 1;
 }
 
-/* One datagram (off, n) to every target; the caller checked the room. */
-static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
-		       uint32_t flags)
+/*
+ * One datagram (off, n) of the message in pub->pump_* to every target;
+ * the caller checked the room.
+ */
+static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n)
 {
+	const struct msga__mpub_msg msg = {
+		.data = pub->pump_data, .len = pub->big_len,
+		.lkey = pub->pump_lkey, .tag = pub->pump_tag,
+		.topic_id = pub->big_topic, .seq = pub->big_seq,
+		.flags = (uint8_t)pub->rpos_flag, .rpos = pub->big_rpos,
+	};
 	int sent = 0;
 
 	for (uint64_t m = pub->pump_mask; m; m &= m - 1) {
@@ -286,8 +295,8 @@ static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n,
 			continue; /* (tests: loss on one line, pubsub.h) */
 		if (pub->fault_drop_ppm && fault_drop_random(pub))
 			continue; /* (tests: random loss, pubsub.h) */
-		ret = post_piece(pub, msga__mpub_target(pub, pub->big_topic,
-							 bit), off, n, flags);
+		ret = msga__mpub_post_piece(pub, msga__mpub_target(pub,
+					    pub->big_topic, bit), &msg, off, n);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -308,9 +317,7 @@ static void pump(struct msga_pub *pub)
 	       batch++ < MSGA__UD_PUMP_BATCH) {
 		uint32_t off = pub->pump_off, left = pub->big_len - off;
 		uint32_t n = left < pub->frag ? left : pub->frag;
-		int ret = post_to_all(pub, off, n,
-				      (off ? 0 : MSGA__UDW_FIRST) |
-				      (n == left ? MSGA__UDW_LAST : 0));
+		int ret = post_to_all(pub, off, n);
 
 		if (ret < 0) {
 			msga__udep_kill(pub->mc, ret, 1);
@@ -345,8 +352,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 			msga__retain_next_pos(&pub->retain, len) :
 			pub->retain.tail_pos;
 	if (len <= msga__mpub_single_max(pub, claim->topic_id)) {
-		ret = post_to_all(pub, 0, len,
-				  MSGA__UDW_FIRST | MSGA__UDW_LAST);
+		ret = post_to_all(pub, 0, len);
 	} else {
 		ret = (int)n;
 		pub->pumping = n > 0;

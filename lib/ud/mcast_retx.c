@@ -67,48 +67,33 @@ static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
 	return 1;
 }
 
-/* One datagram of a resend, from send buffer slot; 1 if it holds it. */
-static int post_frag(struct msga_pub *pub, struct msga__mgroup *to,
-		     uint32_t topic_id, uint64_t seq, uint32_t slot,
-		     uint32_t len, uint32_t off, uint32_t n)
+/*
+ * Is this window's budget spent? Nothing, resend or LOST, can go before
+ * the next window then. Read only: budget_take starts the next window.
+ */
+static int budget_spent(const struct msga_pub *pub, uint64_t now_ns)
 {
-	const struct msga__topic *t = &pub->topics[topic_id];
-	struct msga__udep *ep = pub->mc;
-	const char *data = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
-	struct msga__udw_hdr h = {
-		.flags = (uint8_t)(MSGA__UDW_RETX |
-				   (off ? 0 : MSGA__UDW_FIRST) |
-				   (off + n == len ? MSGA__UDW_LAST : 0)),
-		.topic_len = t->name_len, .frag_size = (uint16_t)pub->frag,
-		.msg_len = len, .off = off, .origin = pub->origin, .seq = seq,
-		.hb_ms = pub->hb_cap_ms, .retains = 1,
-	};
-	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
-	int ret = msga__udep_send(ep, to, hl, data + off,
-				  n, pub->tx_mr->lkey, (int32_t)slot, 0);
-
-	if (ret)
-		return ret;
-	return hl + n > ep->max_inline;
+	return !msga__time_reached(now_ns, pub->retx_window_ns +
+					   MSGA__UD_RETX_WINDOW_NS) &&
+	       pub->retx_sent >= MSGA__UD_RETX_BUDGET;
 }
 
-/* Every datagram of the message in send buffer slot, to one target. */
+/* Every datagram of resend m, to one target. */
 static int post_message(struct msga_pub *pub, struct msga__mgroup *to,
-			uint32_t topic_id, uint64_t seq, uint32_t slot,
-			uint32_t len, uint32_t frags)
+			const struct msga__mpub_msg *m, uint32_t frags)
 {
 	uint32_t n;
 	int ret;
 
-	for (uint32_t off = 0; off < len || (!len && !off); off += n) {
-		n = len - off < pub->frag ? len - off : pub->frag;
+	for (uint32_t off = 0; off < m->len || (!m->len && !off); off += n) {
+		n = m->len - off < pub->frag ? m->len - off : pub->frag;
 		if (frags == 1)
-			n = len;
-		ret = post_frag(pub, to, topic_id, seq, slot, len, off, n);
+			n = m->len;
+		ret = msga__mpub_post_piece(pub, to, m, off, n);
 		if (ret < 0)
 			return ret;
-		pub->tx_ref[slot] += (uint16_t)ret;
-		if (!len)
+		pub->tx_ref[m->tag] += (uint16_t)ret;
+		if (!m->len)
 			break;
 	}
 	return 0;
@@ -122,9 +107,12 @@ static int post_message(struct msga_pub *pub, struct msga__mgroup *to,
 static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 		  uint32_t topic_id, uint64_t seq, uint64_t now_ns)
 {
+	struct msga__mpub_msg m = { .topic_id = topic_id, .seq = seq,
+				    .flags = MSGA__UDW_RETX };
 	uint32_t len, slot, frags, lines = 1;
 	uint64_t mask = 1;
 	const void *data;
+	char *copy;
 	int ret = 0;
 
 	if (msga__retain_get(&pub->retain, topic_id, seq, &data, &len) ||
@@ -139,11 +127,16 @@ static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 	    !budget_take(pub, frags * lines, now_ns))
 		return -EAGAIN;
 	slot = pub->tx_free[--pub->tx_nfree];
-	memcpy(pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT, data, len);
+	copy = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
+	memcpy(copy, data, len);
+	m.data = copy;
+	m.len = len;
+	m.lkey = pub->tx_mr->lkey;
+	m.tag = (int32_t)slot;
 	for (; mask && !ret; mask &= mask - 1)
 		ret = post_message(pub, to ? to : msga__mpub_target(pub,
 				   topic_id, (uint32_t)__builtin_ctzll(mask)),
-				   topic_id, seq, slot, len, frags);
+				   &m, frags);
 	if (ret < 0)
 		msga__udep_kill(pub->mc, ret, 1);
 	if (!pub->tx_ref[slot])
@@ -168,15 +161,19 @@ static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
  * again, to the group (to NULL) or, over ud://, to the subscriber that
  * asked (to); runs of what is not are named LOST, to every target of the
  * topic. Numbers never sent yet, and those resent moments ago, are passed
- * over.
+ * over. With the budget spent nothing could go: the NAK is dropped
+ * before its topic is looked up, so a flood of them costs little.
  */
 void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 		       struct msga__mgroup *to, uint64_t now_ns)
 {
-	int id = topic_named(pub, h->topic, h->topic_len);
 	uint64_t from = h->seq, end = h->seq + h->msg_len, lost_from = 0, s;
 	struct msga__topic *t;
+	int id;
 
+	if (budget_spent(pub, now_ns))
+		return; /* its sender asks again */
+	id = topic_named(pub, h->topic, h->topic_len);
 	if (id < 0 || h->origin != pub->origin)
 		return; /* not ours, or for an earlier publisher here */
 	t = &pub->topics[id];

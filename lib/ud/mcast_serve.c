@@ -56,14 +56,10 @@ static struct msga__rreader *reader_of(struct msga__rserve *sv,
 static void refuse(struct msga__rserve *sv, struct rdma_cm_id *id)
 {
 	struct msga_pub *pub = sv->pub;
-	uint8_t rej[MSGA__AUTH_REJ_LEN];
 	char peer[64];
 
-	msga__cm_peer_name(id, peer, sizeof(peer));
 	sv->refused++;
-	msga__auth_rej_put(rej, EACCES);
-	rdma_reject(id, rej, sizeof(rej));
-	rdma_destroy_id(id);
+	msga__cm_reject(id, EACCES, peer, sizeof(peer));
 	msga__reject_report(&pub->rejects, msga__now_ns(), -EACCES, peer, pub,
 			    pub->on_event, pub->user);
 }
