@@ -3,16 +3,17 @@
  * Issue 33: hold and release name the message, not its receive buffer, on
  * every path: the RDMA WRITE ring, SEND/RECV on the subscriber's shared
  * receive queue and on receives of its own, BATCH records, reassembled
- * messages, and multicast. On each, the application
+ * messages, multicast and unicast UD. On each, the application
  *   - holds message A, releases it; the buffer (or ring place) is used
  *     again, by message M, which it holds;
  *   - inside M's callback, holding its old copy of A is -EINVAL; so is
  *     holding a copy of the message before M (a BATCH's earlier record);
  *   - releases A twice more: M must stay held, its bytes unchanged while
- *     hundreds more messages pass, and its buffer not re-posted;
+ *     hundreds more messages pass, and its buffer not re-posted (on the
+ *     ring: the publisher is pushed back once the ring fills behind M);
  *   - releases M: the stream goes on, nothing lost.
  * On siw (iWARP) the ring cases check that the connection took SEND/RECV
- * (siw offers no ring) and the multicast case the documented -EOPNOTSUPP.
+ * (siw offers no ring) and the UD cases the documented -EOPNOTSUPP.
  */
 #include <errno.h>
 #include <string.h>
@@ -311,13 +312,19 @@ Test(hold, own_receives_stale_copies_hold_and_release_nothing,
 	msga_ctx_close(cp);
 }
 
-Test(hold, mcast_stale_copies_hold_and_release_nothing, .timeout = 240)
+/*
+ * Multicast (mcast://) or unicast UD (ud://): the same receive buffers,
+ * the same rules. iWARP has no UD: both refuse, as documented.
+ */
+static void ud_case(int unicast)
 {
-	static const char *uri = "mcast://239.255.10.33";
+	static const char *group = "mcast://239.255.10.33";
 	static struct hold_case hc;
 	static struct dp_rec ev;
 	struct msga_ctx *cp = devtest_open_ctx(), *cs = devtest_open_ctx();
 	struct msga_ctx *both[2] = { cp, cs };
+	struct msga_pub_attr pa = { .size = sizeof(pa),
+				    .uri = unicast ? dp_ud_uri(0) : group };
 	struct msga_pub *pub;
 	struct msga_sub *sub;
 	uint32_t t;
@@ -327,24 +334,44 @@ Test(hold, mcast_stale_copies_hold_and_release_nothing, .timeout = 240)
 	hc.conn = -1;
 	sub = sub_for(cs, 0, &hc);
 	if (on_iwarp()) {
-		struct msga_pub_attr pa = { .size = sizeof(pa), .uri = uri };
-
 		cr_assert_eq(msga_pub_create(cp, &pa, &pub), -EOPNOTSUPP);
-		cr_assert_eq(msga_sub_connect(sub, uri), -EOPNOTSUPP);
+		cr_assert_eq(msga_sub_connect(sub, unicast ? dp_ud_uri(18999) :
+							     group),
+			     -EOPNOTSUPP);
 		msga_ctx_close(cs);
 		msga_ctx_close(cp);
 		return;
 	}
-	pub = dp_pub_at(cp, uri, 0, &ev);
+	pub = dp_pub_at(cp, pa.uri, 0, &ev);
 	cr_assert_eq(msga_pub_topic(pub, "hold", &t), 0);
-	cr_assert(dp_poll_until(both, 2, &ev.connected, 1, 10000),
-		  "the publisher's group join");
-	cr_assert_geq(msga_sub_connect(sub, uri), 0);
-	cr_assert(dp_poll_until(both, 2, &hc.rec.connected, 1, 10000),
-		  "the subscriber's join");
+	if (!unicast)
+		cr_assert(dp_poll_until(both, 2, &ev.connected, 1, 10000),
+			  "the publisher's group join");
+	cr_assert_geq(msga_sub_connect(sub, unicast ?
+				       dp_ud_uri(msga_pub_port(pub)) : group),
+		      0);
+	cr_assert(dp_poll_until(both, 2, &hc.rec.connected, 1, 15000),
+		  "not joined (failed %d, status %d)", hc.rec.failed,
+		  hc.rec.last_status);
+	for (uint64_t end = dp_now_ms() + 5000;
+	     unicast && msga_pub_subscribers(pub) < 1;) {
+		cr_assert_lt(dp_now_ms(), end, "the publisher sees none");
+		msga_ctx_poll(cp, 64);
+		msga_ctx_poll(cs, 64);
+	}
 	stale_copies(&hc, pub, t, 64, 0, both);
 	msga_ctx_close(cs);
 	msga_ctx_close(cp);
+}
+
+Test(hold, mcast_stale_copies_hold_and_release_nothing, .timeout = 240)
+{
+	ud_case(0);
+}
+
+Test(hold, ud_stale_copies_hold_and_release_nothing, .timeout = 240)
+{
+	ud_case(1);
 }
 
 /*
