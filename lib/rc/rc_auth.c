@@ -123,12 +123,6 @@ void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer)
 			    pub->on_event, pub->user);
 }
 
-uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now)
-{
-	return msga__reject_report_due(&pub->rejects, now, pub, pub->on_event,
-				       pub->user);
-}
-
 int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,
 			  const void *pdata, size_t plen,
 			  const struct msga__key **key,
@@ -234,22 +228,4 @@ int msga__rc_authorize(struct msga__conn *c)
 				      "pattern refused by authorize()");
 	}
 	return 0;
-}
-
-int msga__rc_allow_check(const char *entry)
-{
-	const char *sp = entry ? strchr(entry, ' ') : NULL;
-	char id[MSGA_KEY_NAME_MAX + 1];
-	size_t n;
-
-	if (!sp || sp == entry)
-		return -EINVAL;
-	n = (size_t)(sp - entry);
-	if (n > MSGA_KEY_NAME_MAX)
-		return -EINVAL;
-	memcpy(id, entry, n);
-	id[n] = '\0';
-	if (strcmp(id, "*") && msga__key_name_check(id))
-		return -EINVAL;
-	return msga__pattern_check(sp + 1);
 }
