@@ -121,12 +121,12 @@ static int pub_allow(struct msga_pub *pub, const char *const *allow)
 					      "not \"IDENTITY PATTERN\" (or "
 					      "past %u entries)", n - 1,
 					      MSGA_PUB_ALLOW_MAX);
-	pub->allow = calloc(n ? n : 1, sizeof(*pub->allow));
-	if (!pub->allow)
+	pub->rc.allow = calloc(n ? n : 1, sizeof(*pub->rc.allow));
+	if (!pub->rc.allow)
 		return -ENOMEM;
-	for (pub->nallow = 0; pub->nallow < n; pub->nallow++) {
-		pub->allow[pub->nallow] = strdup(allow[pub->nallow]);
-		if (!pub->allow[pub->nallow])
+	for (pub->rc.nallow = 0; pub->rc.nallow < n; pub->rc.nallow++) {
+		pub->rc.allow[pub->rc.nallow] = strdup(allow[pub->rc.nallow]);
+		if (!pub->rc.allow[pub->rc.nallow])
 			return -ENOMEM;
 	}
 	return 0;
@@ -139,8 +139,8 @@ static int pub_handshakes(struct msga_pub *pub,
 	struct msga_ctx *ctx = pub->ctx;
 	uint32_t per_s = MSGA_REJECT_EVENTS_DEFAULT;
 
-	pub->max_handshakes = MSGA_PUB_HANDSHAKES_DEFAULT;
-	pub->handshake_ns = MSGA_HANDSHAKE_DEFAULT_MS * 1000000ull;
+	pub->rc.max_handshakes = MSGA_PUB_HANDSHAKES_DEFAULT;
+	pub->rc.handshake_ns = MSGA_HANDSHAKE_DEFAULT_MS * 1000000ull;
 	if (PUB_ATTR_HAS(attr, reject_events_per_s) &&
 	    attr->reject_events_per_s)
 		per_s = attr->reject_events_per_s;
@@ -148,12 +148,13 @@ static int pub_handshakes(struct msga_pub *pub,
 	if (attr->size < offsetof(struct msga_pub_attr, reserved))
 		return 0;
 	if (attr->max_handshakes) {
-		if (attr->max_handshakes > (pub->max_conns ? pub->max_conns :
-					   MSGA_PUB_CONNS_MAX))
+		if (attr->max_handshakes > (pub->rc.max_conns ?
+					    pub->rc.max_conns :
+					    MSGA_PUB_CONNS_MAX))
 			return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
 					      "max_handshakes %u is above "
 					      "max_conns", attr->max_handshakes);
-		pub->max_handshakes = attr->max_handshakes;
+		pub->rc.max_handshakes = attr->max_handshakes;
 	}
 	if (attr->handshake_ms) {
 		if (attr->handshake_ms < MSGA_HANDSHAKE_MIN_MS ||
@@ -163,7 +164,7 @@ static int pub_handshakes(struct msga_pub *pub,
 					      "to %u", attr->handshake_ms,
 					      MSGA_HANDSHAKE_MIN_MS,
 					      MSGA_HANDSHAKE_MAX_MS);
-		pub->handshake_ns = attr->handshake_ms * 1000000ull;
+		pub->rc.handshake_ns = attr->handshake_ms * 1000000ull;
 	}
 	if ((attr->allow || attr->authorize) && !ctx->keys)
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: allow "
@@ -174,7 +175,7 @@ static int pub_handshakes(struct msga_pub *pub,
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: allow "
 				      "and authorize are for rdma:// "
 				      "publishers");
-	pub->authorize = attr->authorize;
+	pub->rc.authorize = attr->authorize;
 	return attr->allow ? pub_allow(pub, attr->allow) : 0;
 }
 
@@ -185,7 +186,7 @@ static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 
 	pub->slow_ns = MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS *
 		       ctx->peer_timeout_ns;
-	pub->max_conns = MSGA_PUB_CONNS_DEFAULT;
+	pub->rc.max_conns = MSGA_PUB_CONNS_DEFAULT;
 	if (PUB_ATTR_HAS(attr, slow_consumer_ms)) {
 		if (attr->slow_consumer_ms < MSGA_PEER_TIMEOUT_MIN_MS ||
 		    attr->slow_consumer_ms > MSGA_PEER_TIMEOUT_MAX_MS)
@@ -203,7 +204,7 @@ static int pub_limits(struct msga_pub *pub, const struct msga_pub_attr *attr)
 					      "max_conns %u is above %u",
 					      attr->max_conns,
 					      MSGA_PUB_CONNS_MAX);
-		pub->max_conns = attr->max_conns;
+		pub->rc.max_conns = attr->max_conns;
 	}
 	ret = pub_handshakes(pub, attr);
 	return ret ? ret : pub_heartbeat(pub, attr);
@@ -252,7 +253,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
 			  sizeof(attr->max_datagram))
 		pub->max_datagram = attr->max_datagram;
-	msga__list_init(&pub->conns);
+	msga__list_init(&pub->rc.conns);
 	msga__ep_add(ctx, &pub->eng, &pub_ops, 0);
 	ret = pub_limits(pub, attr);
 	if (!ret)
@@ -298,9 +299,9 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 
 static void pub_free(struct msga_pub *pub)
 {
-	for (uint32_t i = 0; i < pub->nallow; i++)
-		free(pub->allow[i]);
-	free(pub->allow);
+	for (uint32_t i = 0; i < pub->rc.nallow; i++)
+		free(pub->rc.allow[i]);
+	free(pub->rc.allow);
 	pub->ops->free(pub); /* its queue pairs first: they use tx_mr */
 	if (pub->tx_mr)
 		ibv_dereg_mr(pub->tx_mr);

@@ -20,6 +20,7 @@
 #include "mcast_map.h"
 #include "reasm.h"
 #include "reject_limit.h"
+#include "rc_pub.h"
 #include "repair.h"
 #include "retain.h"
 #include "ud_stream.h"
@@ -163,26 +164,12 @@ struct msga_pub {
 	struct msga__ep eng;           /* the engine's: listen->context */
 	const struct msga__pub_ops *ops; /* the transport's (uri scheme) */
 	struct msga_ctx *ctx;
-	struct rdma_cm_id *listen;
 	uint32_t flags;
 	msga_event_cb on_event;
 	void *user;
-	struct msga__list conns;
-	uint32_t next_id;
-	int nready;
-	uint32_t nconns;               /* not dead yet, handshakes included */
-	uint32_t max_conns;            /* msga_pub_attr.max_conns */
-	uint64_t conns_refused;        /* requests over max_conns */
-	/* access control (rc_auth.c) */
-	char **allow;                  /* msga_pub_attr.allow, copied */
-	uint32_t nallow;
-	msga_authorize_cb authorize;
-	uint32_t nhandshakes;          /* accepted, not yet subscribed */
-	uint32_t max_handshakes;
-	uint64_t handshake_ns;
+	struct msga__pub_rc rc;        /* rdma:// (lib/rc/rc_pub.h) */
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
-	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 

@@ -193,8 +193,8 @@ static int pattern_covers(const char *allowed, const char *asked)
 static int allow_listed(const struct msga_pub *pub, const char *identity,
 			const char *pattern)
 {
-	for (uint32_t i = 0; i < pub->nallow; i++) {
-		const char *e = pub->allow[i], *sp = strchr(e, ' ');
+	for (uint32_t i = 0; i < pub->rc.nallow; i++) {
+		const char *e = pub->rc.allow[i], *sp = strchr(e, ' ');
 		size_t idlen = (size_t)(sp - e);
 
 		if (((idlen == 1 && e[0] == '*') ||
@@ -219,10 +219,10 @@ int msga__rc_authorize(struct msga__conn *c)
 		return refuse(c, -EACCES, "SUBSCRIBE before its proof");
 	if (!c->key)
 		return 0; /* (an unauthenticated publisher has no list) */
-	if (pub->nallow && !allow_listed(pub, info.identity, c->pattern))
+	if (pub->rc.nallow && !allow_listed(pub, info.identity, c->pattern))
 		return refuse(c, -EPERM, "pattern not on the allow list");
-	if (pub->authorize) {
-		ret = pub->authorize(&info, c->pattern, pub->user);
+	if (pub->rc.authorize) {
+		ret = pub->rc.authorize(&info, c->pattern, pub->user);
 		if (ret)
 			return refuse(c, ret < 0 && ret > -4096 ? ret : -EPERM,
 				      "pattern refused by authorize()");

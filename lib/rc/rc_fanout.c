@@ -42,7 +42,7 @@ int msga__rc_pub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 	int blocked = 0;
 
 	(void)len;
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 		int ret;
 
@@ -70,7 +70,7 @@ void msga__rc_pub_held_up(struct msga_pub *pub)
 	struct msga__list *pos, *tmp;
 	uint64_t now = 0;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY)
@@ -100,7 +100,7 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 	struct msga__list *pos, *tmp;
 	int sent = 0;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		/* A subscriber that joined after the claim starts later. */
@@ -150,7 +150,7 @@ static void big_pump(struct msga_pub *pub)
 	struct msga__list *pos, *tmp;
 	int busy = 0;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->big_active)
@@ -192,7 +192,7 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 	pub->big_len = (uint32_t)claim->len;
 	pub->big_topic = (uint16_t)claim->topic_id;
 	pub->big_seq = ++pub->topics[claim->topic_id].seq;
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY || c->ann <= claim->topic_id ||
@@ -219,7 +219,7 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 		     const void *data, size_t len)
 {
-	struct msga__conn *c = pub->solo;
+	struct msga__conn *c = pub->rc.solo;
 	int ret;
 
 	if (!c || topic_id >= c->ann || pub->claimed || pub->big_busy ||
@@ -296,7 +296,7 @@ static void flush_unsignalled(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
 
@@ -320,7 +320,7 @@ int msga__rc_pub_progress(struct msga_pub *pub)
 
 	if (pub->big_busy)
 		big_pump(pub);
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->state != MSGA__C_READY)

@@ -33,17 +33,17 @@ static int rc_pub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 	ret = msga__ctx_cm_channel(ctx);
 	if (ret)
 		return ret;
-	if (rdma_create_id(ctx->cm_ch, &pub->listen, &pub->eng, RDMA_PS_TCP))
+	if (rdma_create_id(ctx->cm_ch, &pub->rc.listen, &pub->eng, RDMA_PS_TCP))
 		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
 				      "rdma_create_id");
-	if (rdma_bind_addr(pub->listen, (struct sockaddr *)&ss))
+	if (rdma_bind_addr(pub->rc.listen, (struct sockaddr *)&ss))
 		return msga__ctx_fail(ctx, msga__neg_errno(EADDRNOTAVAIL),
 				      "msga_pub_create: rdma_bind_addr");
-	if (pub->listen->verbs && pub->listen->verbs != ctx->verbs)
+	if (pub->rc.listen->verbs && pub->rc.listen->verbs != ctx->verbs)
 		return msga__ctx_fail(ctx, -ENODEV,
 				      "msga_pub_create: address is not on %s",
 				      ctx->dev_name);
-	if (rdma_listen(pub->listen, 64))
+	if (rdma_listen(pub->rc.listen, 64))
 		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
 				      "msga_pub_create: rdma_listen");
 	return 0;
@@ -63,7 +63,7 @@ static int rc_pub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 	struct msga__list *pos, *tmp;
 
 	(void)topic_id;
-	msga__list_for_each_safe(pos, tmp, &pub->conns)
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
 		if (msga__own_conn(pos)->state == MSGA__C_READY)
 			msga__conn_announce(pub, msga__own_conn(pos));
 	return 0;
@@ -71,21 +71,21 @@ static int rc_pub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 
 static int rc_pub_port(const struct msga_pub *pub)
 {
-	if (!pub->listen)
+	if (!pub->rc.listen)
 		return -EINVAL;
-	return ntohs(rdma_get_src_port(pub->listen));
+	return ntohs(rdma_get_src_port(pub->rc.listen));
 }
 
 static int rc_pub_subscribers(const struct msga_pub *pub)
 {
-	return pub->nready;
+	return pub->rc.nready;
 }
 
 static void rc_pub_bury(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns)
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 }
 
@@ -93,12 +93,12 @@ static void rc_pub_free(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &pub->conns) {
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 		msga__conn_free(msga__own_conn(pos));
 	}
-	if (pub->listen)
-		rdma_destroy_id(pub->listen);
+	if (pub->rc.listen)
+		rdma_destroy_id(pub->rc.listen);
 }
 
 const struct msga__pub_ops msga__rc_pub_ops = {
