@@ -241,6 +241,35 @@ struct msga_pub {
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
 
+/*
+ * What a transport does for a subscriber, which may hold connections of
+ * every transport at once: msga_sub_connect() picks the table by the
+ * uri's scheme, the rest of lib/api/subscriber.c asks each transport in
+ * turn (msga__sub_transports), and a held message's slot names its own
+ * (slot->ud).
+ */
+struct msga__sub_ops {
+	/* a connection or membership to uri: 0 or -errno */
+	int (*connect)(struct msga_sub *sub, const char *uri);
+	/* 0, or -ENOENT when conn_id is none of this transport's */
+	int (*disconnect)(struct msga_sub *sub, uint32_t conn_id);
+	/* its timers: when next due (may be NULL) */
+	uint64_t (*tick)(struct msga_sub *sub, uint64_t now);
+	/* destroyed in a callback: stop all that could call the user */
+	void (*bury)(struct msga_sub *sub);
+	/* free the transport's part */
+	void (*free)(struct msga_sub *sub);
+	/* msga_msg_hold / msga_msg_release of a message of slot */
+	int (*hold)(const struct msga_msg *msg, struct msga__rxslot *slot);
+	void (*release)(const struct msga_msg *msg,
+			struct msga__rxslot *slot);
+};
+
+/* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
+ * (mcast_sub_ops.c). */
+extern const struct msga__sub_ops msga__rc_sub_ops;
+extern const struct msga__sub_ops msga__ud_sub_ops;
+
 struct msga_sub {
 	struct msga__ep eng;           /* the engine's: timers, reaping */
 	struct msga_ctx *ctx;

@@ -3,8 +3,8 @@
  * rc_pub.c - a publisher's RC connections: accepting a subscriber (the
  * hello and the ring it offers), its SUBSCRIBE, announcing topic names,
  * flushing coalesced batches, the choice of the one-subscriber fast path,
- * and retiring what a completed send referenced. publisher.c calls these;
- * they call nothing above lib/rc.
+ * and retiring what a completed send referenced. rc_fanout.c and
+ * rc_pub_ops.c call these; they call nothing above lib/rc.
  */
 #include <string.h>
 
@@ -12,10 +12,10 @@
 #include "topic.h"
 
 /*
- * The fast path (solo_send) serves a publisher with exactly one ready
- * subscriber, on a ring: the common order gateway or feed-handler pair.
- * Recomputed when a subscriber becomes ready or goes (rare): a send only
- * loads the pointer.
+ * The fast path (solo_send, rc_fanout.c) serves a publisher with exactly
+ * one ready subscriber, on a ring: the common order gateway or
+ * feed-handler pair. Recomputed when a subscriber becomes ready or goes
+ * (rare): a send only loads the pointer.
  */
 static void solo_update(struct msga_pub *pub)
 {
