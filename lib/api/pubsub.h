@@ -2,12 +2,14 @@
 /*
  * pubsub.h - the layout of the public objects, struct msga_pub and struct
  * msga_sub, shared by lib/api (which owns them) and the transports, which
- * fill in their own parts: lib/rc (rc.h) and lib/ud (mcast.h). Transports
- * include this for the fields; they call nothing in lib/api. A publisher
- * reaches its transport through one table, struct msga__pub_ops, which
- * the transport fills (rc_fanout.c, mcast_pub.c, ud_unicast.c) and
- * msga_pub_create() picks by the uri's scheme. The progress engine
- * (lib/core/engine.c) drives all of them through their struct
+ * fill in their own parts: lib/rc (rc.h; the publisher's part is
+ * struct msga__pub_rc, rc_pub.h) and lib/ud (mcast.h). Transports include
+ * this for the fields; they call nothing in lib/api. A publisher reaches
+ * its transport through one table, struct msga__pub_ops, and a
+ * subscriber through struct msga__sub_ops, which the transports fill
+ * (lib/rc/rc_pub_ops.c, rc_sub_ops.c; lib/ud/mcast_pub_ops.c,
+ * mcast_sub_ops.c) and lib/api picks by the uri's scheme. The progress
+ * engine (lib/core/engine.c) drives all of them through their struct
  * msga__ep_ops (endpoint.h).
  */
 #ifndef MSGA_PUBSUB_H
