@@ -155,10 +155,10 @@ static void assert_nothing_kept(struct msga_pub *pub, struct msga_ctx **ctxs,
 {
 	uint64_t end = dp_now_ms() + devtest_wait_s(10) * 1000ull;
 
-	while (pub->nconns != live || pub->nhandshakes) {
+	while (pub->rc.nconns != live || pub->rc.nhandshakes) {
 		cr_assert_lt(dp_now_ms(), end, "publisher keeps %u connection(s)"
-			     ", %u handshake(s)", pub->nconns,
-			     pub->nhandshakes);
+			     ", %u handshake(s)", pub->rc.nconns,
+			     pub->rc.nhandshakes);
 		cr_assert_geq(msga_ctx_poll(ctxs[0], 64), 0);
 		cr_assert_geq(msga_ctx_poll(ctxs[1], 64), 0);
 	}
@@ -555,9 +555,9 @@ Test(auth, half_open_connects_bounded, .timeout = 300)
 			refused++;
 			raw_close(&slot[k]);
 		}
-		if (pub->nhandshakes > peak)
-			peak = pub->nhandshakes;
-		cr_assert_leq(pub->nconns, HS_MAX);
+		if (pub->rc.nhandshakes > peak)
+			peak = pub->rc.nhandshakes;
+		cr_assert_leq(pub->rc.nconns, HS_MAX);
 	}
 	cr_assert_leq(peak, HS_MAX);
 	cr_assert_gt(accepted, HS_MAX, "the deadline never freed a slot");

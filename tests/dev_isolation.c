@@ -206,7 +206,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 		victim_len = MSGA__SUB_RING_SIZE + MSGA__RING_ALIGN;
 		/* where the victim's publisher writes next */
 		victim_off = MSGA__RING_REMOTE(
-			msga__own_conn(pub->conns.next)->rw.off);
+			msga__own_conn(pub->rc.conns.next)->rw.off);
 		/* Control: the attacker's own key works, at its own ring's
 		 * far end (zeros: no record, its reader sees nothing). */
 		mine_off = MSGA__RING_REMOTE(MSGA__SUB_RING_SIZE - 64);

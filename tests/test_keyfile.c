@@ -354,3 +354,21 @@ Test(key_name, same_rule_as_the_file)
 		cr_expect_eq(parse(line) == 1, ok, "char 0x%02x", c);
 	}
 }
+
+/* An allow list entry (msga_pub_attr.allow): "IDENTITY PATTERN". */
+Test(allow_entry, identity_space_pattern)
+{
+	cr_expect_eq(msga__allow_entry_check("alice prices.*"), 0);
+	cr_expect_eq(msga__allow_entry_check("* prices.eu"), 0);
+	cr_expect_eq(msga__allow_entry_check(NAME31 " *"), 0);
+}
+
+Test(allow_entry, refused)
+{
+	cr_expect_eq(msga__allow_entry_check(NULL), -EINVAL);
+	cr_expect_eq(msga__allow_entry_check("alice"), -EINVAL);
+	cr_expect_eq(msga__allow_entry_check(" prices"), -EINVAL);
+	cr_expect_eq(msga__allow_entry_check(NAME31 "x prices"), -EINVAL);
+	cr_expect_eq(msga__allow_entry_check("a/b prices"), -EINVAL);
+	cr_expect_eq(msga__allow_entry_check("alice "), -EINVAL);
+}

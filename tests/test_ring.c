@@ -180,7 +180,7 @@ Test(ring, record_sizes_are_aligned_and_bounded)
 	cr_assert_eq(msga__ring_rec_size(MSGA__RING_HEAD + MSGA__RING_EXT,
 					 MSGA_FRAG_MAX), MSGA__RING_REC_MAX);
 	cr_assert_eq(MSGA__RING_REC_MAX % MSGA__RING_ALIGN, 0);
-	/* what publisher.c assumes to send a message inline everywhere */
+	/* what rc_fanout.c assumes to send a message inline everywhere */
 	for (uint32_t len = 0, worst = 0; len < 200; len++, worst = 0) {
 		worst = msga__ring_trailer_off(MSGA__RING_HEAD, len) +
 			MSGA__RING_TRAILER - len;

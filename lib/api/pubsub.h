@@ -2,8 +2,13 @@
 /*
  * pubsub.h - the layout of the public objects, struct msga_pub and struct
  * msga_sub, shared by lib/api (which owns them) and the transports, which
- * fill in their own parts: lib/rc (rc.h) and lib/ud (mcast.h). Transports
- * include this for the fields; they call nothing in lib/api. The progress
+ * fill in their own parts: lib/rc (rc.h; the publisher's part is
+ * struct msga__pub_rc, rc_pub.h) and lib/ud (mcast.h). Transports include
+ * this for the fields; they call nothing in lib/api. A publisher reaches
+ * its transport through one table, struct msga__pub_ops, and a
+ * subscriber through struct msga__sub_ops, which the transports fill
+ * (lib/rc/rc_pub_ops.c, rc_sub_ops.c; lib/ud/mcast_pub_ops.c,
+ * mcast_sub_ops.c) and lib/api picks by the uri's scheme. The progress
  * engine (lib/core/engine.c) drives all of them through their struct
  * msga__ep_ops (endpoint.h).
  */
@@ -17,6 +22,7 @@
 #include "mcast_map.h"
 #include "reasm.h"
 #include "reject_limit.h"
+#include "rc_pub.h"
 #include "repair.h"
 #include "retain.h"
 #include "ud_stream.h"
@@ -31,9 +37,23 @@
 #define MSGA__TAG_BIG (-2)
 #define MSGA__TAG_BATCH (-3)
 
+/* A claim's send buffer when it is not one of the tx slots. */
+#define MSGA__SLOT_BIG UINT32_MAX          /* big_buf: fragmented */
+#define MSGA__SLOT_INLINE (UINT32_MAX - 1) /* none: the caller's, inline */
+
+/*
+ * The 0.4 and later fields of struct msga_pub_attr, which a caller built
+ * against 0.3 does not have (its smaller .size says so): absent or 0 is
+ * the default.
+ */
+#define MSGA__PUB_ATTR_HAS(attr, field) \
+	((attr)->size >= offsetof(struct msga_pub_attr, field) + \
+			 sizeof((attr)->field) && (attr)->field)
+
 struct msga__conn;
 struct msga__udep;
 struct msga__srq;
+struct msga_pub;
 
 /*
  * One receive buffer; a held message keeps it from being re-posted. Which
@@ -74,35 +94,84 @@ struct msga__topic {
  */
 struct msga__claim_rec {
 	char *data;                    /* in tx_buf or big_buf */
-	uint32_t slot;                 /* tx slot, or CLAIM_BIG (publisher.c) */
+	uint32_t slot;                 /* tx slot, or MSGA__SLOT_BIG */
 	uint32_t topic;
 	uint32_t len;                  /* the most commit may send */
 	uint32_t gen;                  /* tells this claim from earlier ones */
 };
 
+/* What msga_pub_create() checked and hands to the transport's open. */
+struct msga__pub_args {
+	const char *uri;
+	const char *uri_b;             /* msga_pub_attr.uri_b, or NULL */
+	uint64_t retransmit_bytes;     /* MSGA_PUB_RELIABLE: what to keep */
+};
+
+/* msga__pub_ops.send and .commit: go the general way instead. */
+#define MSGA__PUB_CLAIM (-1)   /* send: claim a buffer, then commit */
+#define MSGA__PUB_INLINE (-2)  /* send: wait for room, commit inline */
+#define MSGA__PUB_AS_SEND (-3) /* commit: send it as msga_pub_send() */
+
+/*
+ * What a transport does for a publisher. lib/api keeps the argument
+ * checks, the claim, the topics, the send buffers and the object's life,
+ * and reaches the transport only through this table (nng's
+ * nni_sp_pipe_ops, libfabric's fid_ep ops). Ops marked "may be NULL" are
+ * skipped when the transport has nothing to do there.
+ */
+struct msga__pub_ops {
+	/* msga_pub_create's checks of attr for this transport, before
+	 * anything is allocated: 0 or -EINVAL (the last error says why) */
+	int (*check)(struct msga_ctx *ctx, const struct msga_pub_attr *attr);
+	/* listen, or join: the publisher's fields are set up already */
+	int (*open)(struct msga_pub *pub, const struct msga__pub_args *a);
+	/* room for a message of len bytes on topic_id now: 0, -EAGAIN or
+	 * why never (the big message and send buffers are lib/api's) */
+	int (*ready)(struct msga_pub *pub, uint32_t topic_id, size_t len);
+	/* after a -EAGAIN: mark who holds the stream up (may be NULL) */
+	void (*held_up)(struct msga_pub *pub);
+	/* the claim's trip to the wire: claim->data is in send buffer slot
+	 * (or big_buf: big). Subscribers reached, -errno, or
+	 * MSGA__PUB_AS_SEND */
+	int (*commit)(struct msga_pub *pub, const struct msga_claim *claim,
+		      uint32_t slot, int big);
+	/* msga_pub_send's own way, before any claim: subscribers reached,
+	 * or MSGA__PUB_CLAIM or MSGA__PUB_INLINE; never -errno (may be
+	 * NULL: always claim) */
+	int (*send)(struct msga_pub *pub, uint32_t topic_id, const void *data,
+		    size_t len);
+	/* topic_id is new (counted already): 0, or -errno to take it back */
+	int (*topic_added)(struct msga_pub *pub, uint32_t topic_id);
+	/* the work no completion starts; 1 if some remains (msga__pub_work) */
+	int (*progress)(struct msga_pub *pub);
+	/* an rdma_cm event on the publisher's own id (may be NULL) */
+	void (*on_cm)(struct msga_pub *pub, const struct rdma_cm_event *ev);
+	int (*port)(const struct msga_pub *pub);
+	int (*subscribers)(const struct msga_pub *pub);
+	/* msga_pub_destroy: say goodbye while the queue pair works (may be
+	 * NULL) */
+	void (*close)(struct msga_pub *pub);
+	/* destroyed in a callback: stop all that could call the user */
+	void (*bury)(struct msga_pub *pub);
+	/* free the transport's part (also of a half-made publisher) */
+	void (*free)(struct msga_pub *pub);
+};
+
+/* The tables msga_pub_create() picks from, by the uri's scheme. */
+extern const struct msga__pub_ops msga__rc_pub_ops;    /* rc_pub_ops.c */
+extern const struct msga__pub_ops msga__mcast_pub_ops; /* mcast_pub_ops.c */
+extern const struct msga__pub_ops msga__ud_pub_ops;    /* mcast_pub_ops.c */
+
 struct msga_pub {
 	struct msga__ep eng;           /* the engine's: listen->context */
+	const struct msga__pub_ops *ops; /* the transport's (uri scheme) */
 	struct msga_ctx *ctx;
-	struct rdma_cm_id *listen;
 	uint32_t flags;
 	msga_event_cb on_event;
 	void *user;
-	struct msga__list conns;
-	uint32_t next_id;
-	int nready;
-	uint32_t nconns;               /* not dead yet, handshakes included */
-	uint32_t max_conns;            /* msga_pub_attr.max_conns */
-	uint64_t conns_refused;        /* requests over max_conns */
-	/* access control (rc_auth.c) */
-	char **allow;                  /* msga_pub_attr.allow, copied */
-	uint32_t nallow;
-	msga_authorize_cb authorize;
-	uint32_t nhandshakes;          /* accepted, not yet subscribed */
-	uint32_t max_handshakes;
-	uint64_t handshake_ns;
+	struct msga__pub_rc rc;        /* rdma:// (lib/rc/rc_pub.h) */
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
-	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 
@@ -173,6 +242,35 @@ struct msga_pub {
 	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
+
+/*
+ * What a transport does for a subscriber, which may hold connections of
+ * every transport at once: msga_sub_connect() picks the table by the
+ * uri's scheme, the rest of lib/api/subscriber.c asks each transport in
+ * turn (msga__sub_transports), and a held message's slot names its own
+ * (slot->ud).
+ */
+struct msga__sub_ops {
+	/* a connection or membership to uri: 0 or -errno */
+	int (*connect)(struct msga_sub *sub, const char *uri);
+	/* 0, or -ENOENT when conn_id is none of this transport's */
+	int (*disconnect)(struct msga_sub *sub, uint32_t conn_id);
+	/* its timers: when next due (may be NULL) */
+	uint64_t (*tick)(struct msga_sub *sub, uint64_t now);
+	/* destroyed in a callback: stop all that could call the user */
+	void (*bury)(struct msga_sub *sub);
+	/* free the transport's part */
+	void (*free)(struct msga_sub *sub);
+	/* msga_msg_hold / msga_msg_release of a message of slot */
+	int (*hold)(const struct msga_msg *msg, struct msga__rxslot *slot);
+	void (*release)(const struct msga_msg *msg,
+			struct msga__rxslot *slot);
+};
+
+/* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
+ * (mcast_sub_ops.c). */
+extern const struct msga__sub_ops msga__rc_sub_ops;
+extern const struct msga__sub_ops msga__ud_sub_ops;
 
 struct msga_sub {
 	struct msga__ep eng;           /* the engine's: timers, reaping */

@@ -2,15 +2,14 @@
 /*
  * subscriber.c - msga_sub_* and msga_msg_hold/release: the subscriber
  * object, its life (a destroy inside a callback is deferred: endpoint.h),
- * and which transport a connection or a held message belongs to: RC
- * (lib/rc/rc_sub.c), unicast UD or multicast (lib/ud/).
+ * and which transport's table (struct msga__sub_ops, pubsub.h) a
+ * connection or a held message goes to: RC (lib/rc/rc_sub_ops.c), or
+ * unicast UD and multicast (lib/ud/mcast_sub_ops.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcast.h"
-#include "rc.h"
-#include "srq.h"
+#include "pubsub.h"
 #include "topic.h"
 
 #define SUB_ATTR_MIN_SIZE \
@@ -19,10 +18,12 @@
 static void sub_free(struct msga_sub *sub);
 static const struct msga__ep_ops sub_ops;
 
-static struct msga__conn *own_conn(struct msga__list *pos)
-{
-	return msga__container_of(pos, struct msga__conn, own_node);
-}
+/* Every transport a subscriber may hold connections of, in free order. */
+static const struct msga__sub_ops *const sub_transports[] = {
+	&msga__rc_sub_ops, /* (its SRQ before the memberships, as ever) */
+	&msga__ud_sub_ops,
+};
+#define SUB_NTRANSPORTS (sizeof(sub_transports) / sizeof(sub_transports[0]))
 
 /* A 0.6 field, which a caller built against 0.5 does not have: 0 if so. */
 #define SUB_ATTR_GET(attr, field) \
@@ -117,13 +118,10 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
  */
 static void sub_bury(struct msga_sub *sub)
 {
-	struct msga__list *pos, *tmp;
-
 	sub->dead = 1;
 	msga__ctx_reap_soon(sub->ctx);
-	msga__list_for_each_safe(pos, tmp, &sub->conns)
-		msga__conn_kill(own_conn(pos), 0, 0);
-	msga__msub_kill_all(sub);
+	for (size_t i = 0; i < SUB_NTRANSPORTS; i++)
+		sub_transports[i]->bury(sub);
 }
 
 MSGA_API void msga_sub_destroy(struct msga_sub *sub)
@@ -138,17 +136,8 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 
 static void sub_free(struct msga_sub *sub)
 {
-	struct msga__list *pos, *tmp;
-
-	if (sub->srq)
-		sub->srq->closing = 1; /* it goes too: no receive to save */
-	msga__list_for_each_safe(pos, tmp, &sub->conns) {
-		msga__conn_kill(own_conn(pos), 0, 0);
-		msga__conn_free(own_conn(pos));
-	}
-	/* after every QP attached to it is gone */
-	msga__srq_destroy(sub->srq);
-	msga__msub_fini(sub);
+	for (size_t i = 0; i < SUB_NTRANSPORTS; i++)
+		sub_transports[i]->free(sub);
 	msga__ep_del(&sub->eng);
 	free(sub);
 }
@@ -158,14 +147,22 @@ static struct msga_sub *sub_of(struct msga__ep *ep)
 	return msga__container_of(ep, struct msga_sub, eng);
 }
 
-/* UD streams' timers: reassembly's, and streams gone silent. */
+/* The transports' timers (UD streams: reassembly's, silent streams). */
 static uint64_t sub_tick(struct msga__ep *ep, uint64_t now)
 {
 	struct msga_sub *sub = sub_of(ep);
+	uint64_t next = UINT64_MAX;
 
 	if (sub->dead)
 		return UINT64_MAX;
-	return msga__msub_tick(sub, now);
+	for (size_t i = 0; i < SUB_NTRANSPORTS; i++) {
+		uint64_t due = sub_transports[i]->tick ?
+			       sub_transports[i]->tick(sub, now) : UINT64_MAX;
+
+		if (due < next)
+			next = due;
+	}
+	return next;
 }
 
 static int sub_reap(struct msga__ep *ep, uint64_t now)
@@ -188,35 +185,37 @@ static const struct msga__ep_ops sub_ops = {
 	.destroy = sub_destroy,
 };
 
+/* The one place that names the transports: the uri's scheme. */
+static const struct msga__sub_ops *sub_ops_for(const char *uri)
+{
+	if (uri && (!strncmp(uri, "mcast://", 8) || !strncmp(uri, "ud://", 5)))
+		return &msga__ud_sub_ops;
+	return &msga__rc_sub_ops;
+}
+
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
 {
-	struct sockaddr_storage ss;
-
-	if (sub && uri && !strncmp(uri, "mcast://", 8))
-		return msga__msub_connect(sub, uri);
-	if (sub && uri && !strncmp(uri, "ud://", 5))
-		return msga__usub_connect(sub, uri);
-	if (!sub || msga__parse_uri(uri, &ss))
+	if (!sub)
 		return -EINVAL;
-	return msga__rc_sub_connect(sub, uri, &ss);
+	return sub_ops_for(uri)->connect(sub, uri);
 }
 
 
 MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 {
-	struct msga__list *pos, *tmp;
+	int ret = -ENOENT;
 
 	if (!sub)
 		return -EINVAL;
-	msga__list_for_each_safe(pos, tmp, &sub->conns) {
-		struct msga__conn *c = own_conn(pos);
+	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
+		ret = sub_transports[i]->disconnect(sub, conn_id);
+	return ret;
+}
 
-		if (c->id != conn_id || c->state == MSGA__C_DEAD)
-			continue;
-		msga__conn_kill(c, 0, 0);
-		return 0;
-	}
-	return msga__msub_disconnect(sub, conn_id);
+/* The table of the transport a held message came by. */
+static const struct msga__sub_ops *slot_ops(const struct msga__rxslot *slot)
+{
+	return slot->ud ? &msga__ud_sub_ops : &msga__rc_sub_ops;
 }
 
 MSGA_API int msga_msg_hold(const struct msga_msg *msg)
@@ -228,17 +227,13 @@ MSGA_API int msga_msg_hold(const struct msga_msg *msg)
 	slot = msg->priv_;
 	if (!slot)
 		return -EOPNOTSUPP;
-	if (slot->ud)
-		return msga__msub_hold(msg, slot);
-	return msga__rc_hold(msg, slot);
+	return slot_ops(slot)->hold(msg, slot);
 }
 
 MSGA_API void msga_msg_release(const struct msga_msg *msg)
 {
 	struct msga__rxslot *slot = msg ? msg->priv_ : NULL;
 
-	if (slot && slot->ud)
-		msga__msub_release(msg, slot);
-	else if (slot)
-		msga__rc_release(msg, slot);
+	if (slot)
+		slot_ops(slot)->release(msg, slot);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "keyfile.h"
+#include "topic.h"
 
 static int name_char(char ch)
 {
@@ -27,6 +28,24 @@ int msga__key_name_check(const char *name)
 		if (i >= MSGA_KEY_NAME_MAX || !name_char(name[i]))
 			return -EINVAL;
 	return i ? 0 : -EINVAL;
+}
+
+int msga__allow_entry_check(const char *entry)
+{
+	const char *sp = entry ? strchr(entry, ' ') : NULL;
+	char id[MSGA_KEY_NAME_MAX + 1];
+	size_t n;
+
+	if (!sp || sp == entry)
+		return -EINVAL;
+	n = (size_t)(sp - entry);
+	if (n > MSGA_KEY_NAME_MAX)
+		return -EINVAL;
+	memcpy(id, entry, n);
+	id[n] = '\0';
+	if (strcmp(id, "*") && msga__key_name_check(id))
+		return -EINVAL;
+	return msga__pattern_check(sp + 1);
 }
 
 static int hex_val(char ch)

@@ -23,6 +23,13 @@ struct msga__keyfile_entry {
 int msga__key_name_check(const char *name);
 
 /*
+ * 0 if entry is a publisher's allow list entry (msga_pub_attr.allow),
+ * "IDENTITY PATTERN": a key NAME or "*", one space, a subscription pattern
+ * (topic.h); else -EINVAL.
+ */
+int msga__allow_entry_check(const char *entry);
+
+/*
  * Parse text[0, n) into out[0, max): the number of keys (at least 1), or
  * -EINVAL (a malformed line, a name twice, no key, or more than max) with
  * *bad_line its 1-based line number (0: the file as a whole).

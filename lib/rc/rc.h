@@ -264,8 +264,6 @@ int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
 int msga__rc_auth_on_proof(struct msga__conn *c, const char *payload);
 int msga__rc_authorize(struct msga__conn *c);
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
-uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now);
-int msga__rc_allow_check(const char *entry);
 void msga__conn_kill(struct msga__conn *c, int status, int notify);
 void msga__conn_free(struct msga__conn *c);
 /*
@@ -326,10 +324,18 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 		      const char *payload);
 void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
 void msga__pub_conn_gone(struct msga__conn *c);
-/* rc_pub.c, for publisher.c */
+/* rc_pub.c, for the publisher's table (rc_pub_ops.c) and rc_fanout.c */
 void msga__rc_pub_on_request(struct msga_pub *pub,
 			     const struct rdma_cm_event *ev);
 int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c);
+/* rc_fanout.c: the rdma:// publisher's data path (struct msga__pub_ops) */
+int msga__rc_pub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
+void msga__rc_pub_held_up(struct msga_pub *pub);
+int msga__rc_pub_commit(struct msga_pub *pub, const struct msga_claim *claim,
+			uint32_t slot, int big);
+int msga__rc_pub_send(struct msga_pub *pub, uint32_t topic_id,
+		      const void *data, size_t len);
+int msga__rc_pub_progress(struct msga_pub *pub);
 /* A connection of pub->conns or sub->conns, from its own_node. */
 static inline struct msga__conn *msga__own_conn(struct msga__list *pos)
 {

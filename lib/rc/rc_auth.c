@@ -114,12 +114,6 @@ void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer)
 			    pub->on_event, pub->user);
 }
 
-uint64_t msga__pub_reject_tick(struct msga_pub *pub, uint64_t now)
-{
-	return msga__reject_report_due(&pub->rejects, now, pub, pub->on_event,
-				       pub->user);
-}
-
 int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,
 			  const void *pdata, size_t plen,
 			  const struct msga__key **key,
@@ -189,8 +183,8 @@ static int pattern_covers(const char *allowed, const char *asked)
 static int allow_listed(const struct msga_pub *pub, const char *identity,
 			const char *pattern)
 {
-	for (uint32_t i = 0; i < pub->nallow; i++) {
-		const char *e = pub->allow[i], *sp = strchr(e, ' ');
+	for (uint32_t i = 0; i < pub->rc.nallow; i++) {
+		const char *e = pub->rc.allow[i], *sp = strchr(e, ' ');
 		size_t idlen = (size_t)(sp - e);
 
 		if (((idlen == 1 && e[0] == '*') ||
@@ -215,31 +209,13 @@ int msga__rc_authorize(struct msga__conn *c)
 		return refuse(c, -EACCES, "SUBSCRIBE before its proof");
 	if (!c->key)
 		return 0; /* (an unauthenticated publisher has no list) */
-	if (pub->nallow && !allow_listed(pub, info.identity, c->pattern))
+	if (pub->rc.nallow && !allow_listed(pub, info.identity, c->pattern))
 		return refuse(c, -EPERM, "pattern not on the allow list");
-	if (pub->authorize) {
-		ret = pub->authorize(&info, c->pattern, pub->user);
+	if (pub->rc.authorize) {
+		ret = pub->rc.authorize(&info, c->pattern, pub->user);
 		if (ret)
 			return refuse(c, ret < 0 && ret > -4096 ? ret : -EPERM,
 				      "pattern refused by authorize()");
 	}
 	return 0;
-}
-
-int msga__rc_allow_check(const char *entry)
-{
-	const char *sp = entry ? strchr(entry, ' ') : NULL;
-	char id[MSGA_KEY_NAME_MAX + 1];
-	size_t n;
-
-	if (!sp || sp == entry)
-		return -EINVAL;
-	n = (size_t)(sp - entry);
-	if (n > MSGA_KEY_NAME_MAX)
-		return -EINVAL;
-	memcpy(id, entry, n);
-	id[n] = '\0';
-	if (strcmp(id, "*") && msga__key_name_check(id))
-		return -EINVAL;
-	return msga__pattern_check(sp + 1);
 }

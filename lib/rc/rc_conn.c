@@ -261,10 +261,11 @@ int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
 
 /*
  * A claimed message was promised room on every matching connection
- * (fanout_ready), and a poll between claim and commit must not spend it:
- * while the publisher holds a claim, a control message also leaves room
- * for one data message after it (ring: the record may bring a PAD, so two
- * of the largest records; a SEND: two credits and a send slot).
+ * (msga__rc_pub_ready), and a poll between claim and commit must not
+ * spend it: while the publisher holds a claim, a control message also
+ * leaves room for one data message after it (ring: the record may bring a
+ * PAD, so two of the largest records; a SEND: two credits and a send
+ * slot).
  */
 int msga__conn_can_ctl(const struct msga__conn *c)
 {

@@ -57,14 +57,14 @@ static int conn_can_keepalive(const struct msga__conn *c)
  */
 static int hs_limit_is_handshake_ms(const struct msga__conn *c)
 {
-	return c->pub->handshake_ns <=
+	return c->pub->rc.handshake_ns <=
 	       msga__setup_span(c->ctx->peer_timeout_ns);
 }
 
 void msga__conn_hs_start(struct msga__conn *c, uint64_t now)
 {
 	msga__setup_start(&c->setup, now, hs_limit_is_handshake_ms(c) ?
-			  c->pub->handshake_ns :
+			  c->pub->rc.handshake_ns :
 			  msga__setup_span(c->ctx->peer_timeout_ns));
 }
 

@@ -3,8 +3,8 @@
  * rc_pub.c - a publisher's RC connections: accepting a subscriber (the
  * hello and the ring it offers), its SUBSCRIBE, announcing topic names,
  * flushing coalesced batches, the choice of the one-subscriber fast path,
- * and retiring what a completed send referenced. publisher.c calls these;
- * they call nothing above lib/rc.
+ * and retiring what a completed send referenced. rc_fanout.c and
+ * rc_pub_ops.c call these; they call nothing above lib/rc.
  */
 #include <string.h>
 
@@ -12,24 +12,24 @@
 #include "topic.h"
 
 /*
- * The fast path (solo_send) serves a publisher with exactly one ready
- * subscriber, on a ring: the common order gateway or feed-handler pair.
- * Recomputed when a subscriber becomes ready or goes (rare): a send only
- * loads the pointer.
+ * The fast path (solo_send, rc_fanout.c) serves a publisher with exactly
+ * one ready subscriber, on a ring: the common order gateway or
+ * feed-handler pair. Recomputed when a subscriber becomes ready or goes
+ * (rare): a send only loads the pointer.
  */
 static void solo_update(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
 	struct msga__conn *only = NULL;
 
-	pub->solo = NULL;
-	if (pub->nready != 1)
+	pub->rc.solo = NULL;
+	if (pub->rc.nready != 1)
 		return;
-	msga__list_for_each_safe(pos, tmp, &pub->conns)
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
 		if (msga__own_conn(pos)->state == MSGA__C_READY)
 			only = msga__own_conn(pos);
 	if (only && only->ring)
-		pub->solo = only;
+		pub->rc.solo = only;
 }
 
 /* ---------------------------------------------------- connections */
@@ -63,14 +63,14 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	/* Before anything is allocated: a flood costs us nothing. */
 	if (msga__rc_auth_request(pub, id, pdata, plen, &key, &req))
 		return;
-	if (pub->nconns >= pub->max_conns ||
-	    pub->nhandshakes >= pub->max_handshakes) {
-		pub->conns_refused++;
+	if (pub->rc.nconns >= pub->rc.max_conns ||
+	    pub->rc.nhandshakes >= pub->rc.max_handshakes) {
+		pub->rc.conns_refused++;
 		msga__ctx_fail(pub->ctx, -ECONNREFUSED, "publisher: max_conns "
 			       "(%u) or max_handshakes (%u) reached, %llu "
-			       "connection(s) refused", pub->max_conns,
-			       pub->max_handshakes,
-			       (unsigned long long)pub->conns_refused);
+			       "connection(s) refused", pub->rc.max_conns,
+			       pub->rc.max_handshakes,
+			       (unsigned long long)pub->rc.conns_refused);
 		msga__cm_reject(id, ECONNREFUSED, name, sizeof(name));
 		msga__pub_rejected(pub, -ECONNREFUSED, name);
 		return;
@@ -78,15 +78,15 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	c = msga__conn_new(pub->ctx, &geom, &msga__rc_pub_conn_ops);
 	if (!c)
 		return reject(id);
-	pub->nconns++;
-	pub->nhandshakes++;
+	pub->rc.nconns++;
+	pub->rc.nhandshakes++;
 	c->pub = pub;
 	msga__conn_hs_start(c, msga__now_ns());
 	c->cm = id;
 	id->context = &c->eng;
-	c->id = pub->next_id++;
+	c->id = pub->rc.next_id++;
 	c->state = MSGA__C_CONNECTING;
-	msga__list_add_tail(&pub->conns, &c->own_node);
+	msga__list_add_tail(&pub->rc.conns, &c->own_node);
 	msga__conn_peer_name(c);
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
 	ring_size = msga__ring_offered_size(peer.ring_size);
@@ -108,8 +108,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	    rdma_accept(id, &param)) {
 		rdma_reject(id, NULL, 0);
 		c->state = MSGA__C_DEAD;
-		pub->nconns--;
-		pub->nhandshakes--;
+		pub->rc.nconns--;
+		pub->rc.nhandshakes--;
 		msga__conn_free(c);
 	}
 }
@@ -196,8 +196,8 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 		return refuse_subscribe(c, ret);
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
-	c->pub->nhandshakes--;
-	c->pub->nready++;
+	c->pub->rc.nhandshakes--;
+	c->pub->rc.nready++;
 	solo_update(c->pub);
 	msga__pub_work(c->pub);
 	sent = c->tx_seq;
@@ -227,11 +227,11 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 
 void msga__pub_conn_gone(struct msga__conn *c)
 {
-	c->pub->nconns--;
+	c->pub->rc.nconns--;
 	if (c->was_ready)
-		c->pub->nready--;
+		c->pub->rc.nready--;
 	else
-		c->pub->nhandshakes--;
+		c->pub->rc.nhandshakes--;
 	solo_update(c->pub);
 	c->big_active = 0;
 	c->bat_open = 0;

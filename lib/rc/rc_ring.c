@@ -137,7 +137,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 }
 
 /*
- * The fast path (publisher.c's one-subscriber send): a whole message of
+ * The fast path (rc_fanout.c's one-subscriber send): a whole message of
  * len bytes, seq the next of its topic, as one short record built on the
  * stack and posted inline as a one-SGE WRITE (the provider copies it
  * before returning, so the stack may go). Against msga__ring_send, this

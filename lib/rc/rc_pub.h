@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_pub.h - the rdma:// publisher's part of struct msga_pub, which
+ * pubsub.h embeds as pub->rc: its listening id, its subscribers'
+ * connections, their limits and access control. lib/api fills in the
+ * limits from msga_pub_attr; lib/rc does the rest. The fan-out's hot
+ * fields (conns, solo) come first.
+ */
+#ifndef MSGA_RC_PUB_H
+#define MSGA_RC_PUB_H
+
+#include <stdint.h>
+
+#include "msgaccel.h"
+#include "list.h"
+
+struct msga__conn;
+struct rdma_cm_id;
+
+struct msga__pub_rc {
+	struct msga__list conns;       /* its subscribers' connections */
+	struct msga__conn *solo;       /* the one ready subscriber, on a ring */
+	int nready;
+	uint32_t nconns;               /* not dead yet, handshakes included */
+	struct rdma_cm_id *listen;
+	uint32_t next_id;
+	uint32_t max_conns;            /* msga_pub_attr.max_conns */
+	uint64_t conns_refused;        /* requests over max_conns */
+	/* access control (rc_auth.c) */
+	char **allow;                  /* msga_pub_attr.allow, copied */
+	uint32_t nallow;
+	msga_authorize_cb authorize;
+	uint32_t nhandshakes;          /* accepted, not yet subscribed */
+	uint32_t max_handshakes;
+	uint64_t handshake_ns;
+};
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_pub_ops.c - the rdma:// publisher's table (struct msga__pub_ops,
+ * pubsub.h): its listening id, its subscribers' connections from accept
+ * to free, and the fan-out of rc_fanout.c.
+ */
+#include <string.h>
+
+#include "rc.h"
+
+static int rc_pub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
+{
+	struct sockaddr_storage ss;
+
+	if (MSGA__PUB_ATTR_HAS(attr, uri_b))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: uri_b "
+				      "is for mcast:// publishers");
+	if (msga__parse_uri(attr->uri, &ss))
+		return msga__ctx_fail(ctx, -EINVAL,
+				      "msga_pub_create: bad uri '%s'",
+				      attr->uri ? attr->uri : "(null)");
+	return 0;
+}
+
+static int rc_pub_open(struct msga_pub *pub, const struct msga__pub_args *a)
+{
+	struct msga_ctx *ctx = pub->ctx;
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (msga__parse_uri(a->uri, &ss)) /* (checked: rc_pub_check) */
+		return -EINVAL;
+	ret = msga__ctx_cm_channel(ctx);
+	if (ret)
+		return ret;
+	if (rdma_create_id(ctx->cm_ch, &pub->rc.listen, &pub->eng, RDMA_PS_TCP))
+		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
+				      "rdma_create_id");
+	if (rdma_bind_addr(pub->rc.listen, (struct sockaddr *)&ss))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRNOTAVAIL),
+				      "msga_pub_create: rdma_bind_addr");
+	if (pub->rc.listen->verbs && pub->rc.listen->verbs != ctx->verbs)
+		return msga__ctx_fail(ctx, -ENODEV,
+				      "msga_pub_create: address is not on %s",
+				      ctx->dev_name);
+	if (rdma_listen(pub->rc.listen, 64))
+		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
+				      "msga_pub_create: rdma_listen");
+	return 0;
+}
+
+/* The listening id's events: connection requests. */
+static void rc_pub_on_cm(struct msga_pub *pub, const struct rdma_cm_event *ev)
+{
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return;
+	msga__rc_pub_on_request(pub, ev);
+}
+
+/* Ready subscribers hear the new topic's name (if they match it). */
+static int rc_pub_topic_added(struct msga_pub *pub, uint32_t topic_id)
+{
+	struct msga__list *pos, *tmp;
+
+	(void)topic_id;
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
+		if (msga__own_conn(pos)->state == MSGA__C_READY)
+			msga__conn_announce(pub, msga__own_conn(pos));
+	return 0;
+}
+
+static int rc_pub_port(const struct msga_pub *pub)
+{
+	if (!pub->rc.listen)
+		return -EINVAL;
+	return ntohs(rdma_get_src_port(pub->rc.listen));
+}
+
+static int rc_pub_subscribers(const struct msga_pub *pub)
+{
+	return pub->rc.nready;
+}
+
+static void rc_pub_bury(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+}
+
+static void rc_pub_free(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+		msga__conn_free(msga__own_conn(pos));
+	}
+	if (pub->rc.listen)
+		rdma_destroy_id(pub->rc.listen);
+}
+
+const struct msga__pub_ops msga__rc_pub_ops = {
+	.check = rc_pub_check,
+	.open = rc_pub_open,
+	.ready = msga__rc_pub_ready,
+	.held_up = msga__rc_pub_held_up,
+	.commit = msga__rc_pub_commit,
+	.send = msga__rc_pub_send,
+	.topic_added = rc_pub_topic_added,
+	.progress = msga__rc_pub_progress,
+	.on_cm = rc_pub_on_cm,
+	.port = rc_pub_port,
+	.subscribers = rc_pub_subscribers,
+	.bury = rc_pub_bury,
+	.free = rc_pub_free,
+};

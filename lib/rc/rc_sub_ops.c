@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc_sub_ops.c - the rdma:// subscriber's table (struct msga__sub_ops,
+ * pubsub.h): its connections (rc_sub.c) and their shared receive queue
+ * (srq.c), from connect to free, and the holds of their messages.
+ */
+#include "rc.h"
+#include "srq.h"
+
+static int rc_sub_connect(struct msga_sub *sub, const char *uri)
+{
+	struct sockaddr_storage ss;
+
+	if (msga__parse_uri(uri, &ss))
+		return -EINVAL;
+	return msga__rc_sub_connect(sub, uri, &ss);
+}
+
+static int rc_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+		struct msga__conn *c = msga__own_conn(pos);
+
+		if (c->id != conn_id || c->state == MSGA__C_DEAD)
+			continue;
+		msga__conn_kill(c, 0, 0);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void rc_sub_bury(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->conns)
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+}
+
+static void rc_sub_free(struct msga_sub *sub)
+{
+	struct msga__list *pos, *tmp;
+
+	if (sub->srq)
+		sub->srq->closing = 1; /* it goes too: no receive to save */
+	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+		msga__conn_kill(msga__own_conn(pos), 0, 0);
+		msga__conn_free(msga__own_conn(pos));
+	}
+	/* after every QP attached to it is gone */
+	msga__srq_destroy(sub->srq);
+}
+
+const struct msga__sub_ops msga__rc_sub_ops = {
+	.connect = rc_sub_connect,
+	.disconnect = rc_sub_disconnect,
+	.bury = rc_sub_bury,
+	.free = rc_sub_free,
+	.hold = msga__rc_hold,
+	.release = msga__rc_release,
+};

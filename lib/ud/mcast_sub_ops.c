@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast_sub_ops.c - the datagram subscriber's table (struct
+ * msga__sub_ops, pubsub.h): mcast:// memberships (mcast_sub.c) and
+ * ud:// ones (ud_unicast.c) share one list, its timers and its holds.
+ */
+#include <string.h>
+
+#include "mcast.h"
+#include "pubsub.h"
+
+static int ud_sub_connect(struct msga_sub *sub, const char *uri)
+{
+	if (!strncmp(uri, "mcast://", 8))
+		return msga__msub_connect(sub, uri);
+	return msga__usub_connect(sub, uri);
+}
+
+const struct msga__sub_ops msga__ud_sub_ops = {
+	.connect = ud_sub_connect,
+	.disconnect = msga__msub_disconnect,
+	.tick = msga__msub_tick,
+	.bury = msga__msub_kill_all,
+	.free = msga__msub_fini,
+	.hold = msga__msub_hold,
+	.release = msga__msub_release,
+};
