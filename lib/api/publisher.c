@@ -77,8 +77,8 @@ static int pub_heartbeat(struct msga_pub *pub,
 		cap_ms = ms;
 	if (cap_ms > MSGA__UDW_HB_MS_MAX)
 		cap_ms = MSGA__UDW_HB_MS_MAX;
-	pub->hb_ns = ms * 1000000u;
-	pub->hb_cap_ms = (uint16_t)cap_ms;
+	pub->ud.hb_ns = ms * 1000000u;
+	pub->ud.hb_cap_ms = (uint16_t)cap_ms;
 	return 0;
 }
 
@@ -252,7 +252,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	pub->user = attr->user;
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
 			  sizeof(attr->max_datagram))
-		pub->max_datagram = attr->max_datagram;
+		pub->ud.max_datagram = attr->max_datagram;
 	msga__list_init(&pub->rc.conns);
 	msga__ep_add(ctx, &pub->eng, &pub_ops, 0);
 	ret = pub_limits(pub, attr);

@@ -100,12 +100,12 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->on_event = attr->on_event;
 	sub->user = attr->user;
 	sub->flags = attr->flags;
-	sub->recovery_ns = (uint64_t)ms * 1000000u;
-	sub->recovery_bytes = bytes;
-	sub->history = SUB_ATTR_GET(attr, history);
-	sub->history_from = SUB_ATTR_GET(attr, history_from);
+	sub->ud.recovery_ns = (uint64_t)ms * 1000000u;
+	sub->ud.recovery_bytes = bytes;
+	sub->ud.history = SUB_ATTR_GET(attr, history);
+	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	msga__list_init(&sub->conns);
-	msga__list_init(&sub->mships);
+	msga__list_init(&sub->ud.mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ops, 0);
 	*subp = sub;
 	return 0;
