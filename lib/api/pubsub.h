@@ -219,7 +219,15 @@ struct msga__sub_ops {
 	int (*hold)(const struct msga_msg *msg, struct msga__rxslot *slot);
 	void (*release)(const struct msga_msg *msg,
 			struct msga__rxslot *slot);
+	/* msga_sub_line_stats: 0, or -ENOENT when conn_id is none of this
+	 * transport's lines (NULL: the transport has no lines) */
+	int (*line)(const struct msga_sub *sub, uint32_t conn_id,
+		    uint64_t *first, uint64_t *behind);
 };
+
+/* Ask each transport for conn_id's line (subscriber.c): 0 or -ENOENT. */
+int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
+		   uint64_t *first, uint64_t *behind);
 
 /* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
  * (mcast_sub_ops.c). */

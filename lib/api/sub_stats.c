@@ -9,7 +9,6 @@
  */
 #include <string.h>
 
-#include "mcast.h"
 #include "pubsub.h"
 
 /*
@@ -68,7 +67,7 @@ MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
 	if (!sub || !out || out->size < LINE_STATS_MIN)
 		return -EINVAL;
 	/* no such membership (an RC connection has none): -ENOENT */
-	if (msga__msub_line(sub, conn_id, &st.first, &st.behind))
+	if (msga__sub_line(sub, conn_id, &st.first, &st.behind))
 		return -ENOENT;
 	st.size = size_for(out->size, sizeof(st));
 	memcpy(out, &st, st.size);

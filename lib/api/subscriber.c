@@ -212,6 +212,18 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 	return ret;
 }
 
+int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
+		   uint64_t *first, uint64_t *behind)
+{
+	int ret = -ENOENT;
+
+	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
+		if (sub_transports[i]->line)
+			ret = sub_transports[i]->line(sub, conn_id, first,
+						      behind);
+	return ret;
+}
+
 /* The table of the transport a held message came by. */
 static const struct msga__sub_ops *slot_ops(const struct msga__rxslot *slot)
 {

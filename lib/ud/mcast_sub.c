@@ -674,7 +674,7 @@ void msga__msub_fini(struct msga_sub *sub)
 }
 
 /*
- * What membership conn_id brought, for msga_sub_line_stats() (sub_stats.c):
+ * What membership conn_id brought, for msga_sub_line_stats() (sub_stats.c, through the table of mcast_sub_ops.c):
  * 0, or -ENOENT when sub has none of that id. One that ended still
  * answers until it is freed.
  */
