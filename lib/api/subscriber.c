@@ -16,7 +16,7 @@
 	(offsetof(struct msga_sub_attr, user) + sizeof(void *))
 
 static void sub_free(struct msga_sub *sub);
-static const struct msga__ep_ops sub_ops;
+static const struct msga__ep_ops sub_ep_ops;
 
 /* Every transport a subscriber may hold connections of, in free order. */
 static const struct msga__sub_ops *const sub_transports[] = {
@@ -106,7 +106,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	msga__list_init(&sub->conns);
 	msga__list_init(&sub->ud.mships);
-	msga__ep_add(ctx, &sub->eng, &sub_ops, 0);
+	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);
 	*subp = sub;
 	return 0;
 }
@@ -179,7 +179,7 @@ static void sub_destroy(struct msga__ep *ep)
 	msga_sub_destroy(sub_of(ep));
 }
 
-static const struct msga__ep_ops sub_ops = {
+static const struct msga__ep_ops sub_ep_ops = {
 	.tick = sub_tick,
 	.reap = sub_reap,
 	.destroy = sub_destroy,
