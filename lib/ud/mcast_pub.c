@@ -434,7 +434,7 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
  * sleeps between them. A topic that never sent, and the one whose big
  * message is still going out, say nothing. Returns when it is next due.
  */
-static uint64_t heartbeat_tick(struct msga_pub *pub, uint64_t now)
+uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 {
 	uint64_t cap_ns = (uint64_t)pub->ud.hb_cap_ms * 1000000u;
 	uint64_t quarter = pub->ud.hb_ns / 4 ? pub->ud.hb_ns / 4 : 1;
@@ -475,19 +475,6 @@ static uint64_t heartbeat_tick(struct msga_pub *pub, uint64_t now)
 		next = now + quarter;
 	pub->ud.hb_look_ns = next;
 	return next;
-}
-
-/*
- * The publisher's timers, from its UD endpoint's tick: heartbeats, and
- * its READ endpoint's handshake deadlines (mcast_serve.c has no tick of
- * its own: it is on none of the engine's lists).
- */
-uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
-{
-	uint64_t serve = msga__mpub_serve_tick(pub, now);
-	uint64_t hb = heartbeat_tick(pub, now);
-
-	return serve < hb ? serve : hb;
 }
 
 /*
