@@ -107,3 +107,38 @@ int msga__parse_mcast_uri(const char *uri, struct msga__mcast_range *r)
 			 strchr(rest, ':') ? 128 : 32);
 	return msga__mcast_range_parse(text, r);
 }
+
+/*
+ * The sender's GID from the 40 bytes before a UD payload. On InfiniBand
+ * and RoCE v1 they are a GRH; RoCE v2 over IPv4 puts the IPv4 header in
+ * the last 20 instead, and the GID is the IPv4-mapped source address.
+ * (Here, not in mcast_repair.c: the READ repair and ud:// check senders
+ * too, and neither may call its owner.)
+ * Told apart as rdma-core does: no GRH version 6, or a well-formed IPv4
+ * header (length 5, its checksum right).
+ */
+static int ipv4_header(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+
+	if (ip[0] != 0x45)
+		return 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+void msga__ud_sender_gid(const void *grh, union ibv_gid *gid)
+{
+	const uint8_t *p = grh;
+
+	if ((p[0] >> 4) != 6 || ipv4_header(p + 20)) {
+		memset(gid, 0, sizeof(*gid));
+		gid->raw[10] = gid->raw[11] = 0xff;
+		memcpy(&gid->raw[12], p + 20 + 12, 4); /* IPv4 source */
+		return;
+	}
+	memcpy(gid->raw, p + 8, 16); /* the GRH's source GID */
+}

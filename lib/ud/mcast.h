@@ -329,6 +329,72 @@ enum msga__ustate {
 	MSGA__U_READY,
 };
 
+/*
+ * A message going out datagram by datagram: the live stream's (from the
+ * claimed buffer, or the big one) or a resend's (from a copy in a send
+ * buffer, mcast_retx.c). One datagram of it, bytes [off, off + n), to g:
+ * 1 when the send holds its data (not inlined), 0, or -errno.
+ */
+struct msga__mpub_msg {
+	const char *data;  /* the whole message, registered under lkey */
+	uint32_t len, lkey;
+	int32_t tag;       /* the send buffer slot, or MSGA__TAG_BIG */
+	uint32_t topic_id;
+	uint64_t seq;
+	uint8_t flags;     /* MSGA__UDW_RETX, MSGA__UDW_RPOS (then rpos) */
+	uint64_t rpos;
+};
+/*
+ * The owners' callbacks. A datagram publisher (mcast_pub.c) owns its
+ * NAK answering (mcast_retx.c), its READ endpoint (mcast_serve.c) and,
+ * for ud://, its handshake (ud_unicast.c); a subscriber's memberships
+ * (mcast_sub.c) own their repair (mcast_repair.c, which owns the READs
+ * of mcast_read.c) and the ud:// handshake. A lower file reaches its
+ * owner only through these tables, never by name, so that lib/ud has no
+ * call loop: mcast_pub_ops.c and mcast_sub_ops.c, the files above both,
+ * fill them and set pub->ud.up, sub->ud.up before the transport opens.
+ */
+struct msga__pub_up {
+	/* ud_unicast.c: the endpoint's geometry and origin, once made */
+	int (*setup)(struct msga_pub *pub);
+	/* ud_unicast.c: a NAK from a unicast subscriber (mcast_retx.c) */
+	void (*nak)(struct msga_pub *pub, const struct msga__udw_hdr *h,
+		    struct msga__mgroup *to, uint64_t now_ns);
+	/* mcast_retx.c: where a topic goes, and the live stream's sends */
+	uint64_t (*targets)(struct msga_pub *pub, uint32_t topic_id,
+			    uint32_t *count);
+	struct msga__mgroup *(*target)(struct msga_pub *pub,
+				       uint32_t topic_id, uint32_t bit);
+	uint32_t (*single_max)(const struct msga_pub *pub, uint32_t topic_id);
+	int (*post_ctl)(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
+			uint64_t seq, uint32_t count, int signal);
+	int (*post_piece)(struct msga_pub *pub, struct msga__mgroup *g,
+			  const struct msga__mpub_msg *m, uint32_t off,
+			  uint32_t n);
+};
+
+struct msga__sub_up {
+	/* ud_unicast.c: the subscriber's streams, before its first member */
+	int (*init)(struct msga_sub *sub);
+	/* mcast_repair.c, mcast_read.c: a stream's membership, or NULL */
+	struct msga__udep *(*mship)(struct msga_sub *sub, uint32_t conn_id);
+	/* mcast_repair.c: hand a message, report a loss, end a membership */
+	void (*hand)(struct msga__udep *ep, struct msga__ustream *s,
+		     struct msga__rxslot *slot, uint64_t seq, const void *data,
+		     uint32_t len, uint32_t flags, uint64_t now_ns);
+	void (*stream_event)(struct msga__udep *ep,
+			     const struct msga__ustream *s,
+			     enum msga_event_type type, uint64_t seq,
+			     uint64_t count);
+	void (*stop)(struct msga__udep *ep, int status);
+	/* mcast_read.c: a message READ got back; numbers it could not */
+	void (*repaired)(struct msga__udep *ep, struct msga__ustream *s,
+			 uint64_t seq, const void *data, uint32_t len,
+			 uint64_t now_ns);
+	void (*nak)(struct msga_sub *sub, struct msga__ustream *s,
+		    uint64_t seq, uint64_t count);
+};
+
 /* udep.c */
 int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 		   const struct sockaddr_storage *at, struct msga__udep **epp);
@@ -367,21 +433,6 @@ void msga__mpub_close(struct msga_pub *pub);
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 			uint64_t seq, uint32_t count, int signal);
-/*
- * A message going out datagram by datagram: the live stream's (from the
- * claimed buffer, or the big one) or a resend's (from a copy in a send
- * buffer, mcast_retx.c). One datagram of it, bytes [off, off + n), to g:
- * 1 when the send holds its data (not inlined), 0, or -errno.
- */
-struct msga__mpub_msg {
-	const char *data;  /* the whole message, registered under lkey */
-	uint32_t len, lkey;
-	int32_t tag;       /* the send buffer slot, or MSGA__TAG_BIG */
-	uint32_t topic_id;
-	uint64_t seq;
-	uint8_t flags;     /* MSGA__UDW_RETX, MSGA__UDW_RPOS (then rpos) */
-	uint64_t rpos;
-};
 int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 			  const struct msga__mpub_msg *m, uint32_t off,
 			  uint32_t n);
@@ -436,7 +487,9 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns);
 void msga__mrep_forget(struct msga_sub *sub, uint32_t idx);
 void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 		    uint64_t seq, uint64_t count);
-void msga__mrep_sender_gid(const void *grh, union ibv_gid *gid);
+void msga__mrep_repaired(struct msga__udep *ep, struct msga__ustream *s,
+			 uint64_t seq, const void *data, uint32_t len,
+			 uint64_t now_ns);
 
 /* mcast_serve.c */
 int msga__mpub_serve_init(struct msga_pub *pub);
@@ -488,6 +541,8 @@ int msga__dgram_auth_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 int msga__ctx_local_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss);
 uint32_t msga__host_id(void);
 uint64_t msga__new_origin(void);
+/* A UD datagram's sender GID from the 40 bytes before its payload. */
+void msga__ud_sender_gid(const void *grh, union ibv_gid *gid);
 /* "mcast://GROUP[/BITS]" into a range; -EINVAL. */
 int msga__parse_mcast_uri(const char *uri, struct msga__mcast_range *r);
 

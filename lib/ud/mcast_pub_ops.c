@@ -32,9 +32,23 @@ static int mpub_reliable(struct msga_pub *pub, const struct msga__pub_args *a)
 	return msga__mpub_retx_init(pub, a->retransmit_bytes);
 }
 
+/* What the lower files call their owners through (mcast.h). */
+static const struct msga__pub_up ud_pub_up = {
+	.setup = msga__mpub_setup,
+	.nak = msga__mpub_on_nak,
+	.targets = msga__mpub_targets,
+	.target = msga__mpub_target,
+	.single_max = msga__mpub_single_max,
+	.post_ctl = msga__mpub_post_ctl,
+	.post_piece = msga__mpub_post_piece,
+};
+
 static int mpub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 {
-	int ret = mpub_reliable(pub, a);
+	int ret;
+
+	pub->ud.up = &ud_pub_up; /* before the endpoint exists */
+	ret = mpub_reliable(pub, a);
 
 	return ret ? ret : msga__mpub_create(pub, a->uri, a->uri_b);
 }
@@ -67,6 +81,7 @@ static void mpub_free(struct msga_pub *pub)
 	if (pub->ud.ep)
 		msga__udep_free(pub->ud.ep); /* its QP first: it uses tx_mr */
 	msga__upub_fini(pub);
+	msga__mpub_serve_fini(pub); /* its registration before the ring */
 	msga__mpub_retx_fini(pub);
 }
 
@@ -96,7 +111,10 @@ static int upub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
 
 static int upub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 {
-	int ret = mpub_reliable(pub, a);
+	int ret;
+
+	pub->ud.up = &ud_pub_up;
+	ret = mpub_reliable(pub, a);
 
 	return ret ? ret : msga__upub_create(pub, a->uri);
 }

@@ -127,7 +127,7 @@ static void batch_to_nak(struct msga__rconn *rc, struct msga__rbatch *b)
 	sub->ud.st.read_fallbacks++;
 	if (b->idx < sub->ud.streams.top && s->used && s->repaired &&
 	    s->origin == b->origin)
-		msga__mrep_nak(sub, s, b->seq, b->count);
+		sub->ud.up->nak(sub, s, b->seq, b->count);
 }
 
 static void rconn_fail(struct msga__rconn *rc)
@@ -247,7 +247,7 @@ static void rconn_want(struct msga__udep *ep, uint64_t origin, uint16_t port)
 		return;
 	if (!ep->rx_wc || !(ep->rx_wc->wc_flags & IBV_WC_GRH))
 		return;
-	msga__mrep_sender_gid(ep->rx_grh, &gid);
+	msga__ud_sender_gid(ep->rx_grh, &gid);
 	if (!rc) {
 		slot = rconn_slot(sub);
 		if (!slot)
@@ -462,20 +462,16 @@ static int on_record(void *arg, const struct msga__rscan_rec *rec)
 {
 	struct found_ctx *f = arg;
 	struct msga__rbatch *b = f->b;
-	struct msga__udw_hdr h = {
-		.type = MSGA__UDW_DATA,
-		.flags = MSGA__UDW_FIRST | MSGA__UDW_LAST | MSGA__UDW_RETX,
-		.seq = rec->seq, .msg_len = rec->len, .origin = b->origin,
-	};
+	struct msga_sub *sub = f->rc->sub;
 
 	if (rec->topic_id != f->topic_id || rec->seq < b->seq ||
 	    rec->seq - b->seq >= b->count)
 		return 0; /* another topic's, or not asked for */
 	b->found++;
-	msga__mrep_deliver(f->ep, f->s, NULL, &h, rec->data, rec->len,
-			   f->now_ns);
+	sub->ud.up->repaired(f->ep, f->s, rec->seq, rec->data, rec->len,
+			     f->now_ns);
 	/* a callback may have ended the membership or the subscriber */
-	return f->ep->dead || f->rc->sub->dead || !f->s->used ? 1 : 0;
+	return f->ep->dead || sub->dead || !f->s->used ? 1 : 0;
 }
 
 /* Batch i came back: check it was not torn, then take its records. */
@@ -494,7 +490,7 @@ static void batch_done(struct msga__rconn *rc, uint32_t i, uint64_t now_ns)
 		b->busy = 0; /* the stream went meanwhile */
 		return;
 	}
-	f.ep = msga__msub_mship(sub, s->conn_id);
+	f.ep = sub->ud.up->mship(sub, s->conn_id);
 	f.topic_id = sub->ud.rstreams[b->idx].topic_id;
 	memcpy(&head, land + MSGA__UD_READ_MAX, sizeof(head));
 	if (!f.ep || head > b->lo) {
@@ -509,7 +505,7 @@ static void batch_done(struct msga__rconn *rc, uint32_t i, uint64_t now_ns)
 	if (b->found < b->count) {
 		/* what the span did not hold (or a bad record hid): NAK */
 		sub->ud.st.read_fallbacks++;
-		msga__mrep_nak(sub, s, b->seq, b->count);
+		sub->ud.up->nak(sub, s, b->seq, b->count);
 	}
 }
 

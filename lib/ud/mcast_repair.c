@@ -104,39 +104,6 @@ static struct msga__nakdst *nakdst_free(struct msga_sub *sub)
 }
 
 /*
- * The sender's GID from the 40 bytes before a UD payload. On InfiniBand
- * and RoCE v1 they are a GRH; RoCE v2 over IPv4 puts the IPv4 header in
- * the last 20 instead, and the GID is the IPv4-mapped source address.
- * Told apart as rdma-core does: no GRH version 6, or a well-formed IPv4
- * header (length 5, its checksum right).
- */
-static int ipv4_header(const uint8_t *ip)
-{
-	uint32_t sum = 0;
-
-	if (ip[0] != 0x45)
-		return 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
-}
-
-void msga__mrep_sender_gid(const void *grh, union ibv_gid *gid)
-{
-	const uint8_t *p = grh;
-
-	if ((p[0] >> 4) != 6 || ipv4_header(p + 20)) {
-		memset(gid, 0, sizeof(*gid));
-		gid->raw[10] = gid->raw[11] = 0xff;
-		memcpy(&gid->raw[12], p + 20 + 12, 4); /* IPv4 source */
-		return;
-	}
-	memcpy(gid->raw, p + 8, 16); /* the GRH's source GID */
-}
-
-/*
  * The publisher's QP, learned from one of its datagrams: its QPN from the
  * completion, its GID from the datagram's header. The rest of the address
  * is the group join's (our port and GID index, hop limit): the header's
@@ -158,7 +125,7 @@ static void learn_publisher(struct msga__udep *ep, uint64_t origin,
 		return; /* no NAKs to it: its gaps are given up in time */
 	attr = ep->groups[0].join_attr;
 	attr.is_global = 1;
-	msga__mrep_sender_gid(grh, &attr.grh.dgid);
+	msga__ud_sender_gid(grh, &attr.grh.dgid);
 	attr.dlid = wc->slid;
 	attr.sl = wc->sl;
 	attr.src_path_bits = 0;
@@ -233,18 +200,18 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 	       msga__repair_pop(&sub->ud.repair, idx, &it)) {
 		if (!it.loss) {
 			s->seq.c.delivered++;
-			msga__msub_hand(ep, s, NULL, it.seq, it.data, it.len, 0,
-					now_ns);
+			sub->ud.up->hand(ep, s, NULL, it.seq, it.data, it.len,
+					 0, now_ns);
 			continue;
 		}
 		s->seq.c.gaps++;
 		s->seq.c.missing += it.count;
 		s->unrecoverable += it.count;
 		sub->ud.st.unrecoverable += it.count;
-		msga__msub_stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
+		sub->ud.up->stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
 					it.count);
 		if (!ep->dead && (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
-			msga__msub_stop(ep, -EPIPE);
+			sub->ud.up->stop(ep, -EPIPE);
 			return;
 		}
 	}
@@ -254,18 +221,19 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
  * A message of a repaired stream: the next is delivered in place, a later
  * one held back, one already delivered or given up dropped. With
  * MSGA_SUB_OUT_OF_ORDER nothing is held: each is delivered in place as it
- * comes, a repaired one after a higher number flagged (LATE).
+ * comes, a repaired one after a higher number flagged (LATE). A resend
+ * (retx: a RETX datagram, or a READ of the publisher's ring) counts as
+ * recovered.
  */
-void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
-			struct msga__rxslot *slot,
-			const struct msga__udw_hdr *h, const void *data,
-			uint32_t len, uint64_t now_ns)
+static void arrive(struct msga__udep *ep, struct msga__ustream *s,
+		   struct msga__rxslot *slot, uint64_t seq, const void *data,
+		   uint32_t len, int retx, uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
 	uint32_t idx = msga__ustreams_pos(&sub->ud.streams, s);
 	enum msga__repair_verdict v;
 
-	v = msga__repair_arrive(&sub->ud.repair, idx, h->seq, data, len, now_ns);
+	v = msga__repair_arrive(&sub->ud.repair, idx, seq, data, len, now_ns);
 	if (v == MSGA__REPAIR_DROP) {
 		ep->line_behind++; /* had (from another line), or given up */
 		return; /* (or no room to hold: asked again) */
@@ -275,20 +243,42 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 	    !nakdst_of(sub, s->origin))
 		/* a gap to ask for, and its address was given to another */
 		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
-	if (h->flags & MSGA__UDW_RETX) {
+	if (retx) {
 		s->recovered++;
 		sub->ud.st.recovered++;
 	}
 	if (v == MSGA__REPAIR_LATE) {
 		s->seq.c.delivered++;
 		sub->ud.st.out_of_order++;
-		msga__msub_hand(ep, s, slot, h->seq, data, len,
-				MSGA_MSG_OUT_OF_ORDER, now_ns);
+		sub->ud.up->hand(ep, s, slot, seq, data, len,
+				 MSGA_MSG_OUT_OF_ORDER, now_ns);
 	} else if (v == MSGA__REPAIR_DELIVER) {
 		s->seq.c.delivered++;
-		msga__msub_hand(ep, s, slot, h->seq, data, len, 0, now_ns);
+		sub->ud.up->hand(ep, s, slot, seq, data, len, 0, now_ns);
 	}
 	drain(ep, s, now_ns);
+}
+
+/* A datagram's message (whole: reassembled if it came in pieces). */
+void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
+			struct msga__rxslot *slot,
+			const struct msga__udw_hdr *h, const void *data,
+			uint32_t len, uint64_t now_ns)
+{
+	arrive(ep, s, slot, h->seq, data, len,
+	       (h->flags & MSGA__UDW_RETX) != 0, now_ns);
+}
+
+/*
+ * Number seq of stream s, read from its publisher's ring (mcast_read.c):
+ * a resend that came by READ instead of by datagram, so it has no
+ * receive slot to hold and no datagram header.
+ */
+void msga__mrep_repaired(struct msga__udep *ep, struct msga__ustream *s,
+			 uint64_t seq, const void *data, uint32_t len,
+			 uint64_t now_ns)
+{
+	arrive(ep, s, NULL, seq, data, len, 1, now_ns);
 }
 
 /* A heartbeat or END of a repaired stream: a lost tail is a gap too. */
@@ -319,7 +309,7 @@ void msga__mrep_lost(struct msga__udep *ep, const struct msga__udw_hdr *h)
 				h->topic_len);
 	if (!s || !s->repaired)
 		return;
-	owner = msga__msub_mship(sub, s->conn_id);
+	owner = sub->ud.up->mship(sub, s->conn_id);
 	if (!owner)
 		return;
 	msga__repair_gone(&sub->ud.repair, msga__ustreams_pos(&sub->ud.streams, s),
@@ -341,7 +331,7 @@ void msga__mrep_forget(struct msga_sub *sub, uint32_t idx)
 void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 		    uint64_t seq, uint64_t count)
 {
-	struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
+	struct msga__udep *ep = sub->ud.up->mship(sub, s->conn_id);
 	struct msga__nakdst *d = nakdst_of(sub, s->origin);
 	struct msga__mgroup *to = d ? &d->g : NULL;
 	struct msga__udw_hdr h = {
@@ -393,7 +383,7 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
 	while (rounds++ < 2 * MSGA__UD_STREAMS_ALL &&
 	       msga__repair_next_ready(&sub->ud.repair, &idx)) {
 		struct msga__ustream *s = &sub->ud.streams.streams[idx];
-		struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
+		struct msga__udep *ep = sub->ud.up->mship(sub, s->conn_id);
 
 		if (!ep || !s->used) {
 			/* its membership is gone: the stream, if heard again

@@ -36,7 +36,6 @@ int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes)
 
 void msga__mpub_retx_fini(struct msga_pub *pub)
 {
-	msga__mpub_serve_fini(pub); /* its registration first */
 	if (pub->ud.reliable)
 		msga__retain_fini(&pub->ud.retain);
 	pub->ud.reliable = 0;
@@ -89,7 +88,7 @@ static int post_message(struct msga_pub *pub, struct msga__mgroup *to,
 		n = m->len - off < pub->ud.frag ? m->len - off : pub->ud.frag;
 		if (frags == 1)
 			n = m->len;
-		ret = msga__mpub_post_piece(pub, to, m, off, n);
+		ret = pub->ud.up->post_piece(pub, to, m, off, n);
 		if (ret < 0)
 			return ret;
 		pub->tx_ref[m->tag] += (uint16_t)ret;
@@ -119,8 +118,8 @@ static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 	    len > MSGA_FRAG_MAX)
 		return -ENOENT;
 	if (!to)
-		mask = msga__mpub_targets(pub, topic_id, &lines);
-	frags = len <= msga__mpub_single_max(pub, topic_id) ? 1 :
+		mask = pub->ud.up->targets(pub, topic_id, &lines);
+	frags = len <= pub->ud.up->single_max(pub, topic_id) ? 1 :
 		(len + pub->ud.frag - 1) / pub->ud.frag;
 	if (!mask || pub->tx_nfree <= MSGA__PUB_TX_SLOTS / 2 ||
 	    msga__udep_sq_room(pub->ud.ep) < (int)(frags * lines) ||
@@ -134,7 +133,7 @@ static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 	m.lkey = pub->tx_mr->lkey;
 	m.tag = (int32_t)slot;
 	for (; mask && !ret; mask &= mask - 1)
-		ret = post_message(pub, to ? to : msga__mpub_target(pub,
+		ret = post_message(pub, to ? to : pub->ud.up->target(pub,
 				   topic_id, (uint32_t)__builtin_ctzll(mask)),
 				   &m, frags);
 	if (ret < 0)
@@ -151,7 +150,7 @@ static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
 {
 	if (!count || !budget_take(pub, 1, now_ns))
 		return;
-	if (!msga__mpub_post_ctl(pub, topic_id, MSGA__UDW_LOST, seq,
+	if (!pub->ud.up->post_ctl(pub, topic_id, MSGA__UDW_LOST, seq,
 				 (uint32_t)count, 0))
 		pub->ud.lost_sent++;
 }

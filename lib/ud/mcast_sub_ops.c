@@ -9,8 +9,20 @@
 #include "mcast.h"
 #include "pubsub.h"
 
+/* What the lower files call their owners through (mcast.h). */
+static const struct msga__sub_up ud_sub_up = {
+	.init = msga__msub_init,
+	.mship = msga__msub_mship,
+	.hand = msga__msub_hand,
+	.stream_event = msga__msub_stream_event,
+	.stop = msga__msub_stop,
+	.repaired = msga__mrep_repaired,
+	.nak = msga__mrep_nak,
+};
+
 static int ud_sub_connect(struct msga_sub *sub, const char *uri)
 {
+	sub->ud.up = &ud_sub_up; /* before any membership exists */
 	if (!strncmp(uri, "mcast://", 8))
 		return msga__msub_connect(sub, uri);
 	return msga__usub_connect(sub, uri);

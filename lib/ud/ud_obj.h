@@ -24,10 +24,13 @@ struct msga__rserve;
 struct msga__nakdst;
 struct msga__rstream;
 struct msga__rconn;
+struct msga__pub_up;
+struct msga__sub_up;
 
 /* A multicast publisher (mcast_pub.c) or a unicast UD one (ud_unicast.c). */
 struct msga__pub_ud {
 	struct msga__udep *ep;          /* its endpoint (udep.c) */
+	const struct msga__pub_up *up;  /* for the lower files (mcast.h) */
 	struct msga__mcast_range mc_range;
 	struct msga__mcast_range mc_range_b; /* msga_pub_attr.uri_b */
 	int line_b;                     /* every datagram goes on both */
@@ -79,6 +82,7 @@ struct msga__pub_ud {
 /* A subscriber's multicast memberships and unicast UD streams (mcast_sub.c). */
 struct msga__sub_ud {
 	struct msga__list mships;
+	const struct msga__sub_up *up;  /* for the lower files (mcast.h) */
 	struct msga__ustreams streams;
 	struct msga__reasm reasm;
 	struct msga__reasm preasm;     /* streams on probation (mcast_sub.c) */

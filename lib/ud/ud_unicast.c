@@ -107,7 +107,7 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 	ret = msga__udep_new(ctx, MSGA__UD_PUB_RX_DEPTH, MSGA__UD_PUB_SQ_DEPTH,
 			     &ss, &pub->ud.ep);
 	if (!ret)
-		ret = msga__mpub_setup(pub);
+		ret = pub->ud.up->setup(pub);
 	if (ret)
 		return ret;
 	pub->ud.ep->unicast = 1;
@@ -367,7 +367,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 		   (d = dest_find(ep->pub, wc, &ah, 0))) {
 		/* resends go to the one who asked (mcast_retx.c) */
 		ep->pub->ud.naks_taken++;
-		msga__mpub_on_nak(ep->pub, &h, &d->g, now_ns);
+		ep->pub->ud.up->nak(ep->pub, &h, &d->g, now_ns);
 	} else if (h.type == MSGA__UDW_UNSUBSCRIBE &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
@@ -450,7 +450,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	if (sodium_init() < 0)
 		return msga__ctx_fail(ctx, -ENOMEM, "msga_sub_connect: "
 				      "sodium_init");
-	ret = msga__msub_init(sub);
+	ret = sub->ud.up->init(sub);
 	if (!ret)
 		ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH,
 				     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
@@ -559,7 +559,7 @@ int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
 		return 1; /* (InfiniBand in one subnet: the LID) */
 	if (!(wc->wc_flags & IBV_WC_GRH))
 		return 0;
-	msga__mrep_sender_gid(grh, &gid);
+	msga__ud_sender_gid(grh, &gid);
 	return !memcmp(&gid, &ep->peer_gid, sizeof(gid));
 }
 
