@@ -358,7 +358,7 @@ void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 	    msga__udep_sq_room(ep) < 1)
 		return; /* asked again at the next retry */
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, s->topic);
-	if (!msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
+	if (!msga__udep_send_hdr(ep, to, hl, 0)) {
 		s->naks++;
 		sub->ud.st.naks++;
 		if (d)

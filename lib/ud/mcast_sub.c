@@ -90,6 +90,12 @@ int msga__msub_init(struct msga_sub *sub)
 	return 0;
 }
 
+/* What the endpoint tells a membership of a group (struct msga__udep_cb). */
+static const struct msga__udep_cb msub_cb = {
+	.on_recv = msga__msub_on_recv,
+	.on_group = msga__msub_on_group,
+};
+
 int msga__msub_connect(struct msga_sub *sub, const char *uri)
 {
 	struct msga_ctx *ctx = sub->ctx;
@@ -111,8 +117,8 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 	if (ret)
 		return ret;
 	/* (a send queue for NAKs: mcast_repair.c) */
-	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, MSGA__UD_SUB_SQ_DEPTH,
-			     NULL, &ep);
+	ret = msga__udep_new(ctx, &msub_cb, MSGA__UD_SUB_RX_DEPTH,
+			     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
 	if (ret)
 		return ret;
 	ep->sub = sub;
