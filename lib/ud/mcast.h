@@ -238,6 +238,31 @@ struct msga__nakdst {
  * the files above them, so no call goes up (lib/ud/README.md). NULL: the
  * owner has no use for it.
  */
+/*
+ * A UD endpoint's state, one at a time; msga__udep_on() moves it, by the
+ * table in udep.c. A multicast endpoint and any publisher's start READY;
+ * a ud:// subscriber's goes through its SIDR handshake first.
+ */
+enum msga__udep_state {
+	MSGA__UDEP_RESOLVING = 1,    /* ud:// subscriber: its publisher's QP */
+	MSGA__UDEP_SUBSCRIBING,      /* ... SUBSCRIBE sent, no SUBACK yet */
+	MSGA__UDEP_READY,            /* sends and takes datagrams */
+	MSGA__UDEP_RESTARTING,       /* publisher: QP in error, restarts */
+	MSGA__UDEP_CLOSING,          /* publisher destroyed: its ENDs go out */
+	MSGA__UDEP_DEAD,             /* groups left, queues flushed */
+};
+
+enum msga__udep_event {
+	MSGA__UDEP_EV_RESOLVE,       /* a new ud:// subscriber resolves */
+	MSGA__UDEP_EV_PEER_FOUND,    /* SIDR reply: the publisher's QP */
+	MSGA__UDEP_EV_SUBACK,        /* the publisher took our SUBSCRIBE */
+	MSGA__UDEP_EV_QP_FAILED,     /* publisher: a send or receive failed */
+	MSGA__UDEP_EV_QP_RESTARTED,  /* ... and the QP is back at RTS */
+	MSGA__UDEP_EV_CLOSE,         /* publisher destroyed */
+	MSGA__UDEP_EV_KILL,          /* msga__udep_kill() */
+	MSGA__UDEP_EV_COUNT
+};
+
 struct msga__rxslot;
 struct msga__udep_cb {
 	/* A datagram that passed the MAC check; the owner reposts slot. */
@@ -263,7 +288,7 @@ struct msga__udep {
 	struct msga_pub *pub;        /* owner: a publisher ... */
 	struct msga_sub *sub;        /* ... or a subscriber's membership */
 	uint32_t id;                 /* conn_id of a membership */
-	int dead;
+	enum msga__udep_state state; /* moved by msga__udep_on() only */
 	int armed;                   /* CQ armed for one event */
 	struct rdma_cm_id *cm;
 	struct ibv_cq *cq;
@@ -292,15 +317,17 @@ struct msga__udep {
 	uint64_t tx_seq, tx_done;
 	int32_t *tx_tag;
 	struct msga__mgroup **tx_dst; /* per send slot: a counted target */
-	int death_status;            /* publisher: death not yet reported */
-	int death_pending;
 	/*
-	 * Publisher: a send failed (a link that went down, say), the QP is
-	 * in error; once every send is back it restarts (reset to RTS) at
-	 * restart_at_ns, with backoff, rather than ending the publisher. It
-	 * ends when sends have failed for a peer timeout.
+	 * Publisher: its death's status until the next poll reports it (a
+	 * message, not a state: 0 once told or when nothing died).
 	 */
-	int restarting;
+	int death_report;
+	/*
+	 * Publisher, RESTARTING: a send failed (a link that went down, say),
+	 * the QP is in error; once every send is back it restarts (reset to
+	 * RTS) at restart_at_ns, with backoff, rather than ending the
+	 * publisher. It ends when sends have failed for a peer timeout.
+	 */
 	uint32_t restarts_in_row;
 	uint64_t restart_at_ns;
 	uint64_t failing_since_ns;   /* first failure of this run */
@@ -309,7 +336,6 @@ struct msga__udep {
 	uint16_t pkey_index;         /* the QP's, to bring it back */
 	uint8_t port_num;
 	uint32_t qkey;
-	int closing;                 /* publisher destroyed: sending ENDs */
 	/* group AHs replaced by a rejoin, freed once the sends before are */
 	struct msga__parked_ah *parked;
 	uint32_t nparked;
@@ -321,7 +347,6 @@ struct msga__udep {
 
 	/* unicast UD (ud_unicast.c) */
 	int unicast;
-	int ustate;                  /* subscriber: enum msga__ustate */
 	struct msga__mgroup peer;    /* subscriber: the publisher's QP */
 	union ibv_gid peer_gid;      /* subscriber: and its GID */
 	int peer_global;             /* (peer_gid known) */
@@ -346,12 +371,6 @@ struct msga__udest {
 	uint32_t ann;                /* topics [0, ann) matched below */
 	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
 	uint64_t last_seen_ns;
-};
-
-enum msga__ustate {
-	MSGA__U_RESOLVING = 1,
-	MSGA__U_SUBSCRIBING,         /* SUBSCRIBE sent, no SUBACK yet */
-	MSGA__U_READY,
 };
 
 /*
@@ -383,6 +402,11 @@ char *msga__udep_hdr_slot(struct msga__udep *ep);
 int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
 int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
+void msga__udep_on(struct msga__udep *ep, enum msga__udep_event ev);
+static inline int msga__udep_dead(const struct msga__udep *ep)
+{
+	return ep->state == MSGA__UDEP_DEAD;
+}
 void msga__udep_free(struct msga__udep *ep);
 
 /*

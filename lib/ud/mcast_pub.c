@@ -191,9 +191,9 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 {
 	uint32_t n;
 
-	if (pub->ud.ep->dead)
+	if (msga__udep_dead(pub->ud.ep))
 		return -ENETDOWN;
-	if (pub->ud.ep->restarting)
+	if (pub->ud.ep->state == MSGA__UDEP_RESTARTING)
 		return -EAGAIN; /* a send failed: the QP restarts (udep.c) */
 	if (!pub->ud.unicast && !(pub->ud.line_b &&
 			       msga__mpub_targets(pub, topic_id, &n))) {
@@ -459,7 +459,8 @@ uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
 	if (!msga__time_reached(now, pub->ud.hb_look_ns))
 		return pub->ud.hb_look_ns;
 	pub->ud.hb_active = 0;
-	for (uint32_t i = 0; i < pub->ntopics && !pub->ud.ep->restarting; i++) {
+	for (uint32_t i = 0; i < pub->ntopics &&
+	     pub->ud.ep->state != MSGA__UDEP_RESTARTING; i++) {
 		struct msga__topic *t = &pub->topics[i];
 
 		if (!t->seq || (pub->ud.pumping && pub->big_topic == i)) {
@@ -484,7 +485,7 @@ uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
 		if (t->hb_due_ns < next)
 			next = t->hb_due_ns;
 	}
-	if (busy || pub->ud.ep->restarting)
+	if (busy || pub->ud.ep->state == MSGA__UDEP_RESTARTING)
 		next = now + quarter;
 	pub->ud.hb_look_ns = next;
 	return next;
@@ -501,9 +502,9 @@ void msga__mpub_close(struct msga_pub *pub)
 	struct msga__udep *ep = pub->ud.ep;
 	uint64_t until = msga__now_ns() + MSGA__UD_END_WAIT_NS;
 
-	if (!ep || ep->dead || ep->restarting)
+	if (!ep || msga__udep_dead(ep) || ep->state == MSGA__UDEP_RESTARTING)
 		return;
-	ep->closing = 1;
+	msga__udep_on(ep, MSGA__UDEP_EV_CLOSE);
 	for (uint32_t i = 0; i < pub->ntopics; i++) {
 		if (!pub->topics[i].seq)
 			continue;
@@ -511,7 +512,8 @@ void msga__mpub_close(struct msga_pub *pub)
 			while (msga__mpub_post_ctl(pub, i, MSGA__UDW_END,
 						   pub->topics[i].seq, 0,
 						   1) == -EAGAIN &&
-			       !ep->dead && msga__udep_drain(ep, until))
+			       !msga__udep_dead(ep) &&
+			       msga__udep_drain(ep, until))
 				;
 		}
 	}

@@ -475,7 +475,8 @@ static int on_record(void *arg, const struct msga__rscan_rec *rec)
 	msga__mrep_deliver(f->ep, f->s, NULL, &h, rec->data, rec->len,
 			   f->now_ns);
 	/* a callback may have ended the membership or the subscriber */
-	return f->ep->dead || f->rc->sub->dead || !f->s->used ? 1 : 0;
+	return msga__udep_dead(f->ep) || f->rc->sub->dead ||
+	       !f->s->used ? 1 : 0;
 }
 
 /* Batch i came back: check it was not torn, then take its records. */

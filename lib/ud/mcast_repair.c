@@ -229,7 +229,7 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 	uint32_t idx = msga__ustreams_pos(&sub->ud.streams, s);
 	struct msga__repair_item it;
 
-	while (!ep->dead && s->used && s->repaired &&
+	while (!msga__udep_dead(ep) && s->used && s->repaired &&
 	       msga__repair_pop(&sub->ud.repair, idx, &it)) {
 		if (!it.loss) {
 			s->seq.c.delivered++;
@@ -243,7 +243,8 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 		sub->ud.st.unrecoverable += it.count;
 		msga__msub_stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
 					it.count);
-		if (!ep->dead && (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
+		if (!msga__udep_dead(ep) &&
+		    (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
 			msga__msub_stop(ep, -EPIPE);
 			return;
 		}

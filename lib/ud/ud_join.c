@@ -218,7 +218,7 @@ uint64_t msga__ud_rejoin_tick(struct msga__udep *ep, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX;
 
-	for (uint32_t i = 0; i < ep->ngroups && !ep->dead; i++) {
+	for (uint32_t i = 0; i < ep->ngroups && !msga__udep_dead(ep); i++) {
 		struct msga__mgroup *g = &ep->groups[i];
 		int ret;
 

@@ -154,7 +154,7 @@ void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param = { .qp_num = ep->qp->qp_num };
 
-	if (ep->dead || rdma_accept(id, &param))
+	if (msga__udep_dead(ep) || rdma_accept(id, &param))
 		rdma_reject(id, NULL, 0);
 	rdma_destroy_id(id);
 }
@@ -391,7 +391,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (h.type == MSGA__UDW_SUBSCRIBE) {
 		on_subscribe(ep, wc, buf, &h, pattern, now_ns);
 	} else if (h.type == MSGA__UDW_NAK && ep->pub->ud.reliable &&
-		   !ep->closing &&
+		   ep->state != MSGA__UDEP_CLOSING &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
 					(struct ibv_grh *)buf, &ah) &&
@@ -407,7 +407,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 		dest_drop(ep->pub, d, 0); /* (its nonce: not a forger's) */
 	}
 repost:
-	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
+	if (!msga__udep_dead(ep) && msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);
 }
 
@@ -491,7 +491,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	ep->unicast = 1;
 	ep->nonce = random_u64();
 	ep->id = sub->next_id++;
-	ep->ustate = MSGA__U_RESOLVING;
+	msga__udep_on(ep, MSGA__UDEP_EV_RESOLVE);
 	ep->started_ns = msga__now_ns();
 	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
 		 uri + strlen("ud://"));
@@ -509,7 +509,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 
 static void fail(struct msga__udep *ep, int status)
 {
-	if (ep->ustate == MSGA__U_READY) {
+	if (ep->state == MSGA__UDEP_READY) {
 		msga__udep_kill(ep, status, 1);
 		return;
 	}
@@ -519,7 +519,7 @@ static void fail(struct msga__udep *ep, int status)
 
 static int subscribe(struct msga__udep *ep, uint64_t now_ns)
 {
-	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
+	ep->next_tx_ns = now_ns + (ep->state == MSGA__UDEP_READY ?
 				   msga__keepalive_ns(ep->ctx) : MSGA__UD_RESEND_NS);
 	return send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE, ep->nonce,
 			ep->cookie, ep->sub->pattern);
@@ -538,7 +538,7 @@ static int on_established(struct msga__udep *ep,
 	ep->peer.qkey = msga__ud_remote_qkey(ep->ctx, ev->param.ud.qkey);
 	ep->peer_gid = ah.grh.dgid;
 	ep->peer_global = ah.is_global;
-	ep->ustate = MSGA__U_SUBSCRIBING;
+	msga__udep_on(ep, MSGA__UDEP_EV_PEER_FOUND);
 	ep->last_heard_ns = msga__now_ns();
 	return subscribe(ep, ep->last_heard_ns);
 }
@@ -584,7 +584,7 @@ int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
 {
 	union ibv_gid gid;
 
-	if (ep->ustate == MSGA__U_RESOLVING || wc->src_qp != ep->peer.qpn)
+	if (ep->state == MSGA__UDEP_RESOLVING || wc->src_qp != ep->peer.qpn)
 		return 0;
 	if (!ep->peer_global)
 		return 1; /* (InfiniBand in one subnet: the LID) */
@@ -603,7 +603,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns)
 {
 	if ((h->type != MSGA__UDW_SUBACK && h->type != MSGA__UDW_COOKIE) ||
-	    ep->ustate == MSGA__U_RESOLVING || h->seq != ep->nonce) {
+	    ep->state == MSGA__UDEP_RESOLVING || h->seq != ep->nonce) {
 		ep->sub->ud.st.spoofed++;
 		return;
 	}
@@ -613,9 +613,9 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		subscribe(ep, now_ns);
 		return;
 	}
-	if (ep->ustate == MSGA__U_READY)
+	if (ep->state == MSGA__UDEP_READY)
 		return;
-	ep->ustate = MSGA__U_READY;
+	msga__udep_on(ep, MSGA__UDEP_EV_SUBACK);
 	ep->next_tx_ns = now_ns + msga__keepalive_ns(ep->ctx);
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }
@@ -629,17 +629,17 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 {
 	uint64_t dead_at;
 
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return UINT64_MAX;
 	/* resolving for too long, or a publisher gone quiet */
-	dead_at = (ep->ustate == MSGA__U_RESOLVING ? ep->started_ns :
+	dead_at = (ep->state == MSGA__UDEP_RESOLVING ? ep->started_ns :
 						     ep->last_heard_ns) +
 		  ep->ctx->peer_timeout_ns + 1;
 	if (msga__time_reached(now_ns, dead_at)) {
 		fail(ep, -ETIMEDOUT);
 		return UINT64_MAX;
 	}
-	if (ep->ustate == MSGA__U_RESOLVING)
+	if (ep->state == MSGA__UDEP_RESOLVING)
 		return dead_at;
 	if (now_ns >= ep->next_tx_ns)
 		subscribe(ep, now_ns);
@@ -649,7 +649,8 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 /* Before leaving: tell the publisher, so it stops sending at once. */
 void msga__usub_leave(struct msga__udep *ep)
 {
-	if (ep->ustate != MSGA__U_RESOLVING && !ep->dead)
+	if (ep->state == MSGA__UDEP_SUBSCRIBING ||
+	    ep->state == MSGA__UDEP_READY)
 		send_ctl(ep, &ep->peer, MSGA__UDW_UNSUBSCRIBE, ep->nonce, 0,
 			 ep->sub->pattern);
 }

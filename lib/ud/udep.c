@@ -20,6 +20,61 @@ static const struct msga__ep_ops udep_ops;
 static void post_flush_marker(struct msga__udep *ep);
 static void qp_failed(struct msga__udep *ep, uint64_t now_ns);
 
+/*
+ * The endpoint's state machine, told once (as rdma-core's rping.c tells
+ * its test_state):
+ *
+ *   state        event         next         who
+ *   READY        RESOLVE       RESOLVING    ud:// subscriber, just made
+ *   RESOLVING    PEER_FOUND    SUBSCRIBING  its SIDR reply (ud_unicast.c)
+ *   SUBSCRIBING  PEER_FOUND    SUBSCRIBING  (rdma_cm sends one reply; a
+ *   READY        PEER_FOUND    SUBSCRIBING   second would start over)
+ *   SUBSCRIBING  SUBACK        READY        the publisher took it
+ *   READY        QP_FAILED     RESTARTING   publisher (qp_failed)
+ *   RESTARTING   QP_RESTARTED  READY        publisher (restart_tick)
+ *   READY        CLOSE         CLOSING      publisher destroyed (mcast_pub.c)
+ *   any but DEAD KILL          DEAD         msga__udep_kill, a failed new
+ *
+ * Any other pair leaves the state as it is: the callers test the state
+ * before they fire an event where it matters (a failure while
+ * RESTARTING is the rest of the queue flushing; a KILL of the dead is a
+ * second teardown).
+ */
+static const uint8_t udep_next[MSGA__UDEP_DEAD + 1][MSGA__UDEP_EV_COUNT] = {
+	[MSGA__UDEP_READY] = {
+		[MSGA__UDEP_EV_RESOLVE] = MSGA__UDEP_RESOLVING,
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_QP_FAILED] = MSGA__UDEP_RESTARTING,
+		[MSGA__UDEP_EV_CLOSE] = MSGA__UDEP_CLOSING,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_RESOLVING] = {
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_SUBSCRIBING] = {
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_SUBACK] = MSGA__UDEP_READY,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_RESTARTING] = {
+		[MSGA__UDEP_EV_QP_RESTARTED] = MSGA__UDEP_READY,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_CLOSING] = {
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+};
+
+/* The one place the state changes. */
+void msga__udep_on(struct msga__udep *ep, enum msga__udep_event ev)
+{
+	uint8_t next = udep_next[ep->state][ev];
+
+	if (next)
+		ep->state = (enum msga__udep_state)next;
+}
+
 static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
 	struct msga_ctx *ctx = ep->ctx;
@@ -142,6 +197,7 @@ int msga__udep_new(struct msga_ctx *ctx, const struct msga__udep_cb *cb,
 		return -ENOMEM;
 	ep->ctx = ctx;
 	ep->cb = cb;
+	ep->state = MSGA__UDEP_READY;
 	ep->rx_depth = rx_depth;
 	ep->sq_depth = sq_depth;
 	ep->max_dgram = 128u << ctx->port_attr.active_mtu;
@@ -157,7 +213,7 @@ int msga__udep_new(struct msga_ctx *ctx, const struct msga__udep_cb *cb,
 	for (uint32_t i = 0; !ret && i < rx_depth; i++)
 		ret = msga__udep_post_recv(ep, i);
 	if (ret) {
-		ep->dead = 1;
+		msga__udep_on(ep, MSGA__UDEP_EV_KILL); /* nothing to leave */
 		msga__udep_free(ep);
 		return ret;
 	}
@@ -285,13 +341,21 @@ static int recv_too_long(const struct ibv_wc *wc)
 	return wc->status == IBV_WC_LOC_LEN_ERR;
 }
 
+/* A receive completed while closing, restarting or dead was flushed. */
+static int takes_datagrams(const struct msga__udep *ep)
+{
+	return ep->state == MSGA__UDEP_READY ||
+	       ep->state == MSGA__UDEP_RESOLVING ||
+	       ep->state == MSGA__UDEP_SUBSCRIBING;
+}
+
 static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		    uint64_t now_ns)
 {
 	uint32_t idx = (uint32_t)(wc->wr_id & ~MSGA__UD_WR_RECV);
 
 	ep->rx_posted--;
-	if (ep->dead || ep->closing || ep->restarting || idx >= ep->rx_depth)
+	if (!takes_datagrams(ep) || idx >= ep->rx_depth)
 		return; /* flushed, or the ring goes with the endpoint */
 	if (recv_too_long(wc)) {
 		if (ep->sub)
@@ -359,7 +423,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
 	uint32_t shift;
 
 	ep->wc_errors++;
-	if (ep->restarting)
+	if (ep->state == MSGA__UDEP_RESTARTING)
 		return; /* the rest of the queue, flushed */
 	if (!ep->restarts_in_row)
 		ep->failing_since_ns = now_ns;
@@ -370,7 +434,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
 	}
 	shift = ep->restarts_in_row < MSGA__UD_RESTART_MAX_SHIFT ?
 		ep->restarts_in_row : MSGA__UD_RESTART_MAX_SHIFT;
-	ep->restarting = 1;
+	msga__udep_on(ep, MSGA__UDEP_EV_QP_FAILED);
 	ep->restart_at_ns = now_ns + (1000000ull << shift);
 	ep->restarts_in_row++;
 	/* unsignalled sends after the failed one: one signalled flush */
@@ -383,7 +447,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
  */
 static uint64_t restart_tick(struct msga__udep *ep, uint64_t now_ns)
 {
-	if (!ep->restarting)
+	if (ep->state != MSGA__UDEP_RESTARTING)
 		return UINT64_MAX;
 	if (ep->tx_done != ep->tx_seq || ep->rx_posted)
 		return now_ns + 1000000u; /* flushes still coming */
@@ -393,7 +457,7 @@ static uint64_t restart_tick(struct msga__udep *ep, uint64_t now_ns)
 		msga__udep_kill(ep, -EIO, 1);
 		return UINT64_MAX;
 	}
-	ep->restarting = 0;
+	msga__udep_on(ep, MSGA__UDEP_EV_QP_RESTARTED);
 	ep->qp_restarts++;
 	if (ep->pub)
 		msga__pub_work(ep->pub); /* a blocked pump goes on */
@@ -414,29 +478,31 @@ static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 	}
 	tx_done(ep, wc->wr_id);
 	if (wc->status == IBV_WC_SUCCESS) {
-		if (!ep->restarting)
+		if (ep->state != MSGA__UDEP_RESTARTING)
 			ep->restarts_in_row = 0;
 		return;
 	}
-	if (ep->pub && !ep->closing && !ep->dead)
+	if (ep->pub && ep->state != MSGA__UDEP_CLOSING && !msga__udep_dead(ep))
 		qp_failed(ep, now_ns ? now_ns : msga__now_ns());
 	else
-		msga__udep_kill(ep, -EIO, !ep->closing);
+		msga__udep_kill(ep, -EIO, ep->state != MSGA__UDEP_CLOSING);
 }
 
 /* A dead endpoint is drained until its last send is back. */
 static int udep_busy(const struct msga__udep *ep)
 {
-	return !ep->dead || ep->tx_done != ep->tx_seq;
+	return !msga__udep_dead(ep) || ep->tx_done != ep->tx_seq;
 }
 
 /* A publisher's endpoint died: say so from the poll, not from a commit. */
 static void report_death(struct msga__udep *ep)
 {
-	if (!ep->death_pending)
+	int status = ep->death_report;
+
+	if (!status)
 		return;
-	ep->death_pending = 0;
-	ep->cb->on_death(ep, ep->death_status);
+	ep->death_report = 0;
+	ep->cb->on_death(ep, status);
 }
 
 static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
@@ -469,14 +535,14 @@ static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
  */
 int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns)
 {
-	while (!ep->dead && ep->tx_done != ep->tx_seq) {
+	while (!msga__udep_dead(ep) && ep->tx_done != ep->tx_seq) {
 		uint64_t now = 0;
 
 		if (msga__time_reached(msga__now_ns(), until_ns))
 			return 0;
 		udep_poll(ep, 32, &now);
 	}
-	return !ep->dead;
+	return !msga__udep_dead(ep);
 }
 
 static uint64_t earliest(uint64_t a, uint64_t b)
@@ -492,11 +558,11 @@ static uint64_t udep_tick(struct msga__udep *ep, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX;
 
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return UINT64_MAX;
 	if (ep->pub) {
 		next = restart_tick(ep, now_ns);
-		if (ep->dead)
+		if (msga__udep_dead(ep))
 			return UINT64_MAX;
 	}
 	next = earliest(next, msga__ud_rejoin_tick(ep, now_ns));
@@ -519,7 +585,7 @@ static void udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 		}
 		return;
 	}
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_MULTICAST_JOIN:
@@ -587,9 +653,9 @@ static void post_flush_marker(struct msga__udep *ep)
  */
 void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 {
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return;
-	ep->dead = 1;
+	msga__udep_on(ep, MSGA__UDEP_EV_KILL);
 	msga__ud_leave_all(ep);
 	/* Flush the queues: every queued send comes back and frees what it
 	 * held (the endpoint is polled until then). */
@@ -602,8 +668,8 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : &ep->peer,
 				MSGA_EVENT_DISCONNECTED, status);
 	if (notify && ep->pub) {
-		ep->death_status = status ? status : -EIO;
-		ep->death_pending = 1; /* reported by the next poll */
+		/* reported by the next poll */
+		ep->death_report = status ? status : -EIO;
 	}
 }
 
@@ -674,7 +740,7 @@ static int udep_ep_reap(struct msga__ep *e, uint64_t now)
 	struct msga__udep *ep = udep_of(e);
 
 	(void)now;
-	if (!ep->dead || !ep->sub || ep->holds)
+	if (!msga__udep_dead(ep) || !ep->sub || ep->holds)
 		return 0;
 	msga__udep_free(ep);
 	return 1;
