@@ -272,7 +272,7 @@ static struct msga_pub *full_table(struct msga_ctx **ctx,
  */
 static void pub_crash(struct msga_pub *pub)
 {
-	pub->ud.ep->restarting = 1;
+	pub->ud.ep->state = MSGA__UDEP_RESTARTING;
 	msga_pub_destroy(pub);
 }
 

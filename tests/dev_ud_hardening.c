@@ -314,7 +314,8 @@ Test(ud_hardening, sends_failing_for_a_peer_timeout_end_the_publisher,
 		cr_assert_lt(dp_now_ms(), start + 20000, "still alive after "
 			     "%llu restarts", (unsigned long long)
 			     pub->ud.ep->qp_restarts);
-		if (!pub->ud.ep->restarting && !pub->ud.ep->dead) {
+		if (pub->ud.ep->state != MSGA__UDEP_RESTARTING &&
+		    pub->ud.ep->state != MSGA__UDEP_DEAD) {
 			cr_assert_eq(ibv_modify_qp(pub->ud.ep->qp, &err,
 						   IBV_QP_STATE), 0);
 			msga_pub_send(pub, t, msg, sizeof(msg));

@@ -231,14 +231,64 @@ struct msga__nakdst {
 	uint64_t used_ns;
 };
 
+/*
+ * What an endpoint tells its owner (a publisher, a membership). The owner
+ * passes its table to msga__udep_new(), the way libuv's uv_read_start()
+ * takes its callbacks: udep.c and ud_join.c know the callbacks' types, not
+ * the files above them, so no call goes up (lib/ud/README.md). NULL: the
+ * owner has no use for it.
+ */
+/*
+ * A UD endpoint's state, one at a time; msga__udep_on() moves it, by the
+ * table in udep.c. A multicast endpoint and any publisher's start READY;
+ * a ud:// subscriber's goes through its SIDR handshake first.
+ */
+enum msga__udep_state {
+	MSGA__UDEP_RESOLVING = 1,    /* ud:// subscriber: its publisher's QP */
+	MSGA__UDEP_SUBSCRIBING,      /* ... SUBSCRIBE sent, no SUBACK yet */
+	MSGA__UDEP_READY,            /* sends and takes datagrams */
+	MSGA__UDEP_RESTARTING,       /* publisher: QP in error, restarts */
+	MSGA__UDEP_CLOSING,          /* publisher destroyed: its ENDs go out */
+	MSGA__UDEP_DEAD,             /* groups left, queues flushed */
+};
+
+enum msga__udep_event {
+	MSGA__UDEP_EV_RESOLVE,       /* a new ud:// subscriber resolves */
+	MSGA__UDEP_EV_PEER_FOUND,    /* SIDR reply: the publisher's QP */
+	MSGA__UDEP_EV_SUBACK,        /* the publisher took our SUBSCRIBE */
+	MSGA__UDEP_EV_QP_FAILED,     /* publisher: a send or receive failed */
+	MSGA__UDEP_EV_QP_RESTARTED,  /* ... and the QP is back at RTS */
+	MSGA__UDEP_EV_CLOSE,         /* publisher destroyed */
+	MSGA__UDEP_EV_KILL,          /* msga__udep_kill() */
+	MSGA__UDEP_EV_COUNT
+};
+
+struct msga__rxslot;
+struct msga__udep_cb {
+	/* A datagram that passed the MAC check; the owner reposts slot. */
+	void (*on_recv)(struct msga__udep *ep, struct msga__rxslot *slot,
+			const struct ibv_wc *wc, uint64_t now_ns);
+	/* A send that held tag (not MSGA__TAG_NONE) is done. */
+	void (*on_tag_done)(struct msga__udep *ep, int32_t tag);
+	/* Group g joined (0), or is given up for good (-errno). */
+	void (*on_group)(struct msga__mgroup *g, int status);
+	/* A publisher's endpoint died: from the poll after the death. */
+	void (*on_death)(struct msga__udep *ep, int status);
+	/* rdma_cm events that are not a group's (unicast: SIDR). */
+	void (*on_cm)(struct msga__udep *ep, const struct rdma_cm_event *ev);
+	/* The owner's timers; returns when next due (UINT64_MAX: never). */
+	uint64_t (*tick)(struct msga__udep *ep, uint64_t now_ns);
+};
+
 struct msga__udep {
 	struct msga__ep eng;         /* the engine's: cm_id->context */
+	const struct msga__udep_cb *cb; /* its owner's */
 	struct msga__list own_node;  /* sub->ud.mships */
 	struct msga_ctx *ctx;
 	struct msga_pub *pub;        /* owner: a publisher ... */
 	struct msga_sub *sub;        /* ... or a subscriber's membership */
 	uint32_t id;                 /* conn_id of a membership */
-	int dead;
+	enum msga__udep_state state; /* moved by msga__udep_on() only */
 	int armed;                   /* CQ armed for one event */
 	struct rdma_cm_id *cm;
 	struct ibv_cq *cq;
@@ -267,15 +317,17 @@ struct msga__udep {
 	uint64_t tx_seq, tx_done;
 	int32_t *tx_tag;
 	struct msga__mgroup **tx_dst; /* per send slot: a counted target */
-	int death_status;            /* publisher: death not yet reported */
-	int death_pending;
 	/*
-	 * Publisher: a send failed (a link that went down, say), the QP is
-	 * in error; once every send is back it restarts (reset to RTS) at
-	 * restart_at_ns, with backoff, rather than ending the publisher. It
-	 * ends when sends have failed for a peer timeout.
+	 * Publisher: its death's status until the next poll reports it (a
+	 * message, not a state: 0 once told or when nothing died).
 	 */
-	int restarting;
+	int death_report;
+	/*
+	 * Publisher, RESTARTING: a send failed (a link that went down, say),
+	 * the QP is in error; once every send is back it restarts (reset to
+	 * RTS) at restart_at_ns, with backoff, rather than ending the
+	 * publisher. It ends when sends have failed for a peer timeout.
+	 */
 	uint32_t restarts_in_row;
 	uint64_t restart_at_ns;
 	uint64_t failing_since_ns;   /* first failure of this run */
@@ -284,7 +336,6 @@ struct msga__udep {
 	uint16_t pkey_index;         /* the QP's, to bring it back */
 	uint8_t port_num;
 	uint32_t qkey;
-	int closing;                 /* publisher destroyed: sending ENDs */
 	/* group AHs replaced by a rejoin, freed once the sends before are */
 	struct msga__parked_ah *parked;
 	uint32_t nparked;
@@ -296,7 +347,6 @@ struct msga__udep {
 
 	/* unicast UD (ud_unicast.c) */
 	int unicast;
-	int ustate;                  /* subscriber: enum msga__ustate */
 	struct msga__mgroup peer;    /* subscriber: the publisher's QP */
 	union ibv_gid peer_gid;      /* subscriber: and its GID */
 	int peer_global;             /* (peer_gid known) */
@@ -323,10 +373,20 @@ struct msga__udest {
 	uint64_t last_seen_ns;
 };
 
-enum msga__ustate {
-	MSGA__U_RESOLVING = 1,
-	MSGA__U_SUBSCRIBING,         /* SUBSCRIBE sent, no SUBACK yet */
-	MSGA__U_READY,
+/*
+ * One datagram to send (libfabric's struct fi_msg, for one UD send): its
+ * header, already written in the send slot's header buffer
+ * (msga__udep_hdr_slot), then len bytes of data registered under lkey.
+ * Unless it goes inline, tag names what the send holds until it completes
+ * (cb->on_tag_done); signal asks for a completion now.
+ */
+struct msga__ud_msg {
+	struct msga__mgroup *to;
+	uint32_t hdr_len;
+	const void *data;            /* NULL: a control datagram, header only */
+	uint32_t len, lkey;
+	int32_t tag;                 /* MSGA__TAG_NONE: holds nothing */
+	int signal;
 };
 
 /*
@@ -396,21 +456,40 @@ struct msga__sub_up {
 };
 
 /* udep.c */
-int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
+int msga__udep_new(struct msga_ctx *ctx, const struct msga__udep_cb *cb,
+		   uint32_t rx_depth, uint32_t sq_depth,
 		   const struct sockaddr_storage *at, struct msga__udep **epp);
-int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *g,
-		    int sendonly, struct msga__mgroup **gp);
 int msga__udep_sq_room(const struct msga__udep *ep);
-int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
-		    uint32_t hdr_len, const void *data, uint32_t len,
-		    uint32_t lkey, int32_t tag, int force_signal);
+int msga__udep_sendmsg(struct msga__udep *ep, const struct msga__ud_msg *m);
+/* The short form: a control datagram, hdr_len bytes of header only. */
+int msga__udep_send_hdr(struct msga__udep *ep, struct msga__mgroup *to,
+			uint32_t hdr_len, int signal);
 char *msga__udep_hdr_slot(struct msga__udep *ep);
 int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
 int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
+void msga__udep_on(struct msga__udep *ep, enum msga__udep_event ev);
+static inline int msga__udep_dead(const struct msga__udep *ep)
+{
+	return ep->state == MSGA__UDEP_DEAD;
+}
 void msga__udep_free(struct msga__udep *ep);
+
+/*
+ * ud_join.c: an endpoint's groups (join, rejoin with backoff, the address
+ * handles a rejoin replaces) and the events it raises to its owner's user.
+ * Below udep.c: it calls nothing there, and says through its return
+ * value when the endpoint must die.
+ */
+int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *g,
+		    int sendonly, struct msga__mgroup **gp);
 void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		     enum msga_event_type type, int status);
+int msga__ud_join_event(struct msga__udep *ep, const struct rdma_cm_event *ev);
+uint64_t msga__ud_rejoin_tick(struct msga__udep *ep, uint64_t now_ns);
+void msga__ud_unpark(struct msga__udep *ep, int all);
+void msga__ud_leave_all(struct msga__udep *ep);
+void msga__ud_groups_free(struct msga__udep *ep);
 
 /* mcast_pub.c */
 int msga__mpub_create(struct msga_pub *pub, const char *uri,
@@ -424,11 +503,11 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big);
-void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag);
+void msga__mpub_tag_done(struct msga__udep *ep, int32_t tag);
 void msga__mpub_progress(struct msga_pub *pub);
 void msga__mpub_on_group(struct msga__mgroup *g, int status);
-void msga__mpub_on_death(struct msga_pub *pub, int status);
-uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now);
+void msga__mpub_on_death(struct msga__udep *ep, int status);
+uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now);
 void msga__mpub_close(struct msga_pub *pub);
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,

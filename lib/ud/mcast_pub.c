@@ -13,6 +13,15 @@
 #include "pubsub.h"
 #include "udep_policy.h"
 
+/* What the endpoint tells a multicast publisher (struct msga__udep_cb). */
+static const struct msga__udep_cb mpub_cb = {
+	.on_recv = msga__mpub_on_recv,       /* NAKs (mcast_retx.c) */
+	.on_tag_done = msga__mpub_tag_done,
+	.on_group = msga__mpub_on_group,
+	.on_death = msga__mpub_on_death,
+	.tick = msga__mpub_tick,
+};
+
 /* The endpoint's datagram geometry, and this publisher's origin id. */
 int msga__mpub_setup(struct msga_pub *pub)
 {
@@ -76,7 +85,8 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri,
 				      "shape of '%s'", uri_b, uri);
 	pub->ud.line_b = uri_b != NULL;
 	/* a reliable publisher takes NAKs on its queue pair */
-	ret = msga__udep_new(ctx, pub->ud.reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
+	ret = msga__udep_new(ctx, &mpub_cb,
+			     pub->ud.reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
 			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->ud.ep);
 	if (!ret)
 		ret = msga__mpub_setup(pub);
@@ -181,9 +191,9 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 {
 	uint32_t n;
 
-	if (pub->ud.ep->dead)
+	if (msga__udep_dead(pub->ud.ep))
 		return -ENETDOWN;
-	if (pub->ud.ep->restarting)
+	if (pub->ud.ep->state == MSGA__UDEP_RESTARTING)
 		return -EAGAIN; /* a send failed: the QP restarts (udep.c) */
 	if (!pub->ud.unicast && !(pub->ud.line_b &&
 			       msga__mpub_targets(pub, topic_id, &n))) {
@@ -238,8 +248,11 @@ int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 	 * last datagram of a big message so it cannot wait for later traffic.
 	 */
 	int last_big = last && m->tag == MSGA__TAG_BIG;
-	int ret = msga__udep_send(ep, g, hl, m->data + off, n, m->lkey,
-				  m->tag, last_big);
+	struct msga__ud_msg dg = { .to = g, .hdr_len = hl,
+				   .data = m->data + off, .len = n,
+				   .lkey = m->lkey, .tag = m->tag,
+				   .signal = last_big };
+	int ret = msga__udep_sendmsg(ep, &dg);
 
 	if (ret)
 		return ret;
@@ -412,9 +425,8 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 		uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h,
 					    t->name);
 		struct msga__mgroup *to = msga__mpub_target(pub, topic_id, bit);
-		int ret = msga__udep_send(ep, to, hl, NULL, 0, 0,
-					  MSGA__TAG_NONE,
-					  signal && mask == (mask & -mask));
+		int ret = msga__udep_send_hdr(ep, to, hl,
+					      signal && mask == (mask & -mask));
 
 		if (ret)
 			return ret;
@@ -434,8 +446,9 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
  * sleeps between them. A topic that never sent, and the one whose big
  * message is still going out, say nothing. Returns when it is next due.
  */
-uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
+uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
 {
+	struct msga_pub *pub = ep->pub;
 	uint64_t cap_ns = (uint64_t)pub->ud.hb_cap_ms * 1000000u;
 	uint64_t quarter = pub->ud.hb_ns / 4 ? pub->ud.hb_ns / 4 : 1;
 	uint64_t next = UINT64_MAX;
@@ -446,7 +459,8 @@ uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 	if (!msga__time_reached(now, pub->ud.hb_look_ns))
 		return pub->ud.hb_look_ns;
 	pub->ud.hb_active = 0;
-	for (uint32_t i = 0; i < pub->ntopics && !pub->ud.ep->restarting; i++) {
+	for (uint32_t i = 0; i < pub->ntopics &&
+	     pub->ud.ep->state != MSGA__UDEP_RESTARTING; i++) {
 		struct msga__topic *t = &pub->topics[i];
 
 		if (!t->seq || (pub->ud.pumping && pub->big_topic == i)) {
@@ -471,7 +485,7 @@ uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 		if (t->hb_due_ns < next)
 			next = t->hb_due_ns;
 	}
-	if (busy || pub->ud.ep->restarting)
+	if (busy || pub->ud.ep->state == MSGA__UDEP_RESTARTING)
 		next = now + quarter;
 	pub->ud.hb_look_ns = next;
 	return next;
@@ -488,9 +502,9 @@ void msga__mpub_close(struct msga_pub *pub)
 	struct msga__udep *ep = pub->ud.ep;
 	uint64_t until = msga__now_ns() + MSGA__UD_END_WAIT_NS;
 
-	if (!ep || ep->dead || ep->restarting)
+	if (!ep || msga__udep_dead(ep) || ep->state == MSGA__UDEP_RESTARTING)
 		return;
-	ep->closing = 1;
+	msga__udep_on(ep, MSGA__UDEP_EV_CLOSE);
 	for (uint32_t i = 0; i < pub->ntopics; i++) {
 		if (!pub->topics[i].seq)
 			continue;
@@ -498,15 +512,18 @@ void msga__mpub_close(struct msga_pub *pub)
 			while (msga__mpub_post_ctl(pub, i, MSGA__UDW_END,
 						   pub->topics[i].seq, 0,
 						   1) == -EAGAIN &&
-			       !ep->dead && msga__udep_drain(ep, until))
+			       !msga__udep_dead(ep) &&
+			       msga__udep_drain(ep, until))
 				;
 		}
 	}
 	msga__udep_drain(ep, until);
 }
 
-void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag)
+void msga__mpub_tag_done(struct msga__udep *ep, int32_t tag)
 {
+	struct msga_pub *pub = ep->pub;
+
 	if (tag == MSGA__TAG_BIG) {
 		pub->ud.big_inflight--;
 		return;
@@ -527,9 +544,9 @@ void msga__mpub_progress(struct msga_pub *pub)
  * every group or subscriber it served hears DISCONNECTED with the reason,
  * and msga_pub_claim()/send return -ENETDOWN from now on.
  */
-void msga__mpub_on_death(struct msga_pub *pub, int status)
+void msga__mpub_on_death(struct msga__udep *ep, int status)
 {
-	struct msga__udep *ep = pub->ud.ep;
+	struct msga_pub *pub = ep->pub;
 	int told = 0;
 
 	if (pub->ud.unicast)

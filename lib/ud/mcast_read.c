@@ -471,7 +471,7 @@ static int on_record(void *arg, const struct msga__rscan_rec *rec)
 	sub->ud.up->repaired(f->ep, f->s, rec->seq, rec->data, rec->len,
 			     f->now_ns);
 	/* a callback may have ended the membership or the subscriber */
-	return f->ep->dead || sub->dead || !f->s->used ? 1 : 0;
+	return msga__udep_dead(f->ep) || sub->dead || !f->s->used ? 1 : 0;
 }
 
 /* Batch i came back: check it was not torn, then take its records. */

@@ -196,7 +196,7 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 	uint32_t idx = msga__ustreams_pos(&sub->ud.streams, s);
 	struct msga__repair_item it;
 
-	while (!ep->dead && s->used && s->repaired &&
+	while (!msga__udep_dead(ep) && s->used && s->repaired &&
 	       msga__repair_pop(&sub->ud.repair, idx, &it)) {
 		if (!it.loss) {
 			s->seq.c.delivered++;
@@ -210,7 +210,8 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 		sub->ud.st.unrecoverable += it.count;
 		sub->ud.up->stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
 					it.count);
-		if (!ep->dead && (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
+		if (!msga__udep_dead(ep) &&
+		    (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
 			sub->ud.up->stop(ep, -EPIPE);
 			return;
 		}
@@ -348,7 +349,7 @@ void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 	    msga__udep_sq_room(ep) < 1)
 		return; /* asked again at the next retry */
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, s->topic);
-	if (!msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
+	if (!msga__udep_send_hdr(ep, to, hl, 0)) {
 		s->naks++;
 		sub->ud.st.naks++;
 		if (d)

@@ -214,10 +214,11 @@ void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (wc->byte_len >= MSGA__UD_GRH &&
 	    !msga__udw_get(buf + MSGA__UD_GRH, wc->byte_len - MSGA__UD_GRH,
 			   &h) &&
-	    h.type == MSGA__UDW_NAK && ep->pub->ud.reliable && !ep->closing) {
+	    h.type == MSGA__UDW_NAK && ep->pub->ud.reliable &&
+	    ep->state != MSGA__UDEP_CLOSING) {
 		ep->pub->ud.naks_taken++;
 		msga__mpub_on_nak(ep->pub, &h, NULL, now_ns);
 	}
-	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
+	if (!msga__udep_dead(ep) && msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);
 }

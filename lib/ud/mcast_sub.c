@@ -90,6 +90,12 @@ int msga__msub_init(struct msga_sub *sub)
 	return 0;
 }
 
+/* What the endpoint tells a membership of a group (struct msga__udep_cb). */
+static const struct msga__udep_cb msub_cb = {
+	.on_recv = msga__msub_on_recv,
+	.on_group = msga__msub_on_group,
+};
+
 int msga__msub_connect(struct msga_sub *sub, const char *uri)
 {
 	struct msga_ctx *ctx = sub->ctx;
@@ -111,8 +117,8 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 	if (ret)
 		return ret;
 	/* (a send queue for NAKs: mcast_repair.c) */
-	ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH, MSGA__UD_SUB_SQ_DEPTH,
-			     NULL, &ep);
+	ret = msga__udep_new(ctx, &msub_cb, MSGA__UD_SUB_RX_DEPTH,
+			     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
 	if (ret)
 		return ret;
 	ep->sub = sub;
@@ -267,7 +273,7 @@ static void deliver(struct msga__udep *ep, struct msga__ustream *s,
 		return;
 	}
 	ep->line_first++;
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return;
 	msga__msub_hand(ep, s, slot, h->seq, data, len, 0, now_ns);
 }
@@ -336,13 +342,13 @@ static int stream_position(struct msga__udep *ep, struct msga__ustream *s,
 
 	if (s->repaired) { /* the tail is asked for, not reported */
 		msga__mrep_sent(ep, s, last_sent, now_ns);
-		return ep->dead ? -EPIPE : 0;
+		return msga__udep_dead(ep) ? -EPIPE : 0;
 	}
 	missing = msga__seq_advance(&s->seq, last_sent, &first);
 	if (!missing)
 		return 0;
 	msga__msub_stream_event(ep, s, MSGA_EVENT_GAP, first, missing);
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return -EPIPE;
 	if (ep->sub->flags & MSGA_SUB_STOP_ON_GAP) {
 		stop_mship(ep, -EPIPE, 1);
@@ -408,7 +414,7 @@ static int mship_live(struct msga_sub *sub, uint32_t conn_id)
 
 	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		if (mship(pos)->id == conn_id)
-			return !mship(pos)->dead;
+			return !msga__udep_dead(mship(pos));
 	return 0;
 }
 
@@ -461,7 +467,7 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 			msga__usub_on_ctl(ep, &h, now_ns);
 		return;
 	}
-	if (ep->unicast && ep->ustate == MSGA__U_READY)
+	if (ep->unicast && ep->state == MSGA__UDEP_READY)
 		ep->last_heard_ns = now_ns; /* the publisher is alive */
 	if (is_local(sub, h.origin)) {
 		sub->ud.st.local++;
@@ -528,7 +534,7 @@ void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	else
 		ep->sub->ud.st.foreign++;
 	ep->rx_wc = NULL;
-	if (slot->holds.n || ep->dead)
+	if (slot->holds.n || msga__udep_dead(ep))
 		return;
 	if (msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);
@@ -560,7 +566,7 @@ void msga__msub_release(const struct msga_msg *msg, struct msga__rxslot *slot)
 	if (!msga__holds_give(&slot->holds, msg->rx_time_ns))
 		return; /* not held: released already, or a stale copy */
 	ep->holds--;
-	if (ep->dead) {
+	if (msga__udep_dead(ep)) {
 		msga__ctx_reap_soon(ep->ctx);
 		return;
 	}
@@ -586,7 +592,7 @@ struct msga__udep *msga__msub_mship(struct msga_sub *sub, uint32_t conn_id)
 	struct msga__list *pos, *tmp;
 
 	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
-		if (mship(pos)->id == conn_id && !mship(pos)->dead)
+		if (mship(pos)->id == conn_id && !msga__udep_dead(mship(pos)))
 			return mship(pos);
 	return NULL;
 }
@@ -642,7 +648,7 @@ int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 	msga__list_for_each_safe(pos, tmp, &sub->ud.mships) {
 		struct msga__udep *ep = mship(pos);
 
-		if (ep->id == conn_id && !ep->dead) {
+		if (ep->id == conn_id && !msga__udep_dead(ep)) {
 			if (ep->unicast)
 				msga__usub_leave(ep);
 			stop_mship(ep, 0, 0);

@@ -54,8 +54,7 @@ static int put_ctl(struct msga__udep *ep, struct msga__mgroup *to,
 	if (!to->ah || to->retiring || msga__udep_sq_room(ep) < 1)
 		return -EAGAIN;
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &c, pattern);
-	return msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE,
-			       signal);
+	return msga__udep_send_hdr(ep, to, hl, signal);
 }
 
 int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
@@ -86,6 +85,38 @@ static uint64_t random_u64(void)
 
 /* ------------------------------------------------------------ publisher */
 
+/* The endpoint's rdma_cm events a unicast publisher takes: SIDR requests. */
+static void upub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		msga__upub_on_request(ep, ev->id);
+}
+
+/* Forgetting silent subscribers, then the data path's heartbeats. */
+static uint64_t upub_ep_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	uint64_t next = msga__upub_tick(ep->pub, now_ns);
+	uint64_t hb = msga__mpub_tick(ep, now_ns);
+
+	return hb < next ? hb : next;
+}
+
+/* What the endpoint tells its owner (struct msga__udep_cb): a publisher, */
+static const struct msga__udep_cb upub_cb = {
+	.on_recv = msga__upub_on_recv,
+	.on_tag_done = msga__mpub_tag_done,
+	.on_death = msga__mpub_on_death,
+	.on_cm = upub_on_cm,
+	.tick = upub_ep_tick,
+};
+
+/* ... or a subscriber, whose datagrams mcast_sub.c takes. */
+static const struct msga__udep_cb usub_cb = {
+	.on_recv = msga__msub_on_recv,
+	.on_cm = msga__usub_on_cm,
+	.tick = msga__usub_tick,
+};
+
 int msga__upub_create(struct msga_pub *pub, const char *uri)
 {
 	struct msga_ctx *ctx = pub->ctx;
@@ -104,8 +135,8 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 			    sizeof(*pub->ud.dests));
 	if (!pub->ud.dests)
 		return -ENOMEM;
-	ret = msga__udep_new(ctx, MSGA__UD_PUB_RX_DEPTH, MSGA__UD_PUB_SQ_DEPTH,
-			     &ss, &pub->ud.ep);
+	ret = msga__udep_new(ctx, &upub_cb, MSGA__UD_PUB_RX_DEPTH,
+			     MSGA__UD_PUB_SQ_DEPTH, &ss, &pub->ud.ep);
 	if (!ret)
 		ret = pub->ud.up->setup(pub);
 	if (ret)
@@ -123,7 +154,7 @@ void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param = { .qp_num = ep->qp->qp_num };
 
-	if (ep->dead || rdma_accept(id, &param))
+	if (msga__udep_dead(ep) || rdma_accept(id, &param))
 		rdma_reject(id, NULL, 0);
 	rdma_destroy_id(id);
 }
@@ -360,7 +391,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (h.type == MSGA__UDW_SUBSCRIBE) {
 		on_subscribe(ep, wc, buf, &h, pattern, now_ns);
 	} else if (h.type == MSGA__UDW_NAK && ep->pub->ud.reliable &&
-		   !ep->closing &&
+		   ep->state != MSGA__UDEP_CLOSING &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
 					(struct ibv_grh *)buf, &ah) &&
@@ -376,7 +407,7 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 		dest_drop(ep->pub, d, 0); /* (its nonce: not a forger's) */
 	}
 repost:
-	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))
+	if (!msga__udep_dead(ep) && msga__udep_post_recv(ep, slot->idx))
 		msga__udep_kill(ep, -EIO, 1);
 }
 
@@ -452,7 +483,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 				      "sodium_init");
 	ret = sub->ud.up->init(sub);
 	if (!ret)
-		ret = msga__udep_new(ctx, MSGA__UD_SUB_RX_DEPTH,
+		ret = msga__udep_new(ctx, &usub_cb, MSGA__UD_SUB_RX_DEPTH,
 				     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
 	if (ret)
 		return ret;
@@ -460,7 +491,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	ep->unicast = 1;
 	ep->nonce = random_u64();
 	ep->id = sub->next_id++;
-	ep->ustate = MSGA__U_RESOLVING;
+	msga__udep_on(ep, MSGA__UDEP_EV_RESOLVE);
 	ep->started_ns = msga__now_ns();
 	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
 		 uri + strlen("ud://"));
@@ -478,7 +509,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 
 static void fail(struct msga__udep *ep, int status)
 {
-	if (ep->ustate == MSGA__U_READY) {
+	if (ep->state == MSGA__UDEP_READY) {
 		msga__udep_kill(ep, status, 1);
 		return;
 	}
@@ -488,7 +519,7 @@ static void fail(struct msga__udep *ep, int status)
 
 static int subscribe(struct msga__udep *ep, uint64_t now_ns)
 {
-	ep->next_tx_ns = now_ns + (ep->ustate == MSGA__U_READY ?
+	ep->next_tx_ns = now_ns + (ep->state == MSGA__UDEP_READY ?
 				   msga__keepalive_ns(ep->ctx) : MSGA__UD_RESEND_NS);
 	return send_ctl(ep, &ep->peer, MSGA__UDW_SUBSCRIBE, ep->nonce,
 			ep->cookie, ep->sub->pattern);
@@ -507,7 +538,7 @@ static int on_established(struct msga__udep *ep,
 	ep->peer.qkey = msga__ud_remote_qkey(ep->ctx, ev->param.ud.qkey);
 	ep->peer_gid = ah.grh.dgid;
 	ep->peer_global = ah.is_global;
-	ep->ustate = MSGA__U_SUBSCRIBING;
+	msga__udep_on(ep, MSGA__UDEP_EV_PEER_FOUND);
 	ep->last_heard_ns = msga__now_ns();
 	return subscribe(ep, ep->last_heard_ns);
 }
@@ -553,7 +584,7 @@ int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
 {
 	union ibv_gid gid;
 
-	if (ep->ustate == MSGA__U_RESOLVING || wc->src_qp != ep->peer.qpn)
+	if (ep->state == MSGA__UDEP_RESOLVING || wc->src_qp != ep->peer.qpn)
 		return 0;
 	if (!ep->peer_global)
 		return 1; /* (InfiniBand in one subnet: the LID) */
@@ -572,7 +603,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns)
 {
 	if ((h->type != MSGA__UDW_SUBACK && h->type != MSGA__UDW_COOKIE) ||
-	    ep->ustate == MSGA__U_RESOLVING || h->seq != ep->nonce) {
+	    ep->state == MSGA__UDEP_RESOLVING || h->seq != ep->nonce) {
 		ep->sub->ud.st.spoofed++;
 		return;
 	}
@@ -582,9 +613,9 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		subscribe(ep, now_ns);
 		return;
 	}
-	if (ep->ustate == MSGA__U_READY)
+	if (ep->state == MSGA__UDEP_READY)
 		return;
-	ep->ustate = MSGA__U_READY;
+	msga__udep_on(ep, MSGA__UDEP_EV_SUBACK);
 	ep->next_tx_ns = now_ns + msga__keepalive_ns(ep->ctx);
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }
@@ -598,17 +629,17 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 {
 	uint64_t dead_at;
 
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return UINT64_MAX;
 	/* resolving for too long, or a publisher gone quiet */
-	dead_at = (ep->ustate == MSGA__U_RESOLVING ? ep->started_ns :
+	dead_at = (ep->state == MSGA__UDEP_RESOLVING ? ep->started_ns :
 						     ep->last_heard_ns) +
 		  ep->ctx->peer_timeout_ns + 1;
 	if (msga__time_reached(now_ns, dead_at)) {
 		fail(ep, -ETIMEDOUT);
 		return UINT64_MAX;
 	}
-	if (ep->ustate == MSGA__U_RESOLVING)
+	if (ep->state == MSGA__UDEP_RESOLVING)
 		return dead_at;
 	if (now_ns >= ep->next_tx_ns)
 		subscribe(ep, now_ns);
@@ -618,7 +649,8 @@ uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns)
 /* Before leaving: tell the publisher, so it stops sending at once. */
 void msga__usub_leave(struct msga__udep *ep)
 {
-	if (ep->ustate != MSGA__U_RESOLVING && !ep->dead)
+	if (ep->state == MSGA__UDEP_SUBSCRIBING ||
+	    ep->state == MSGA__UDEP_READY)
 		send_ctl(ep, &ep->peer, MSGA__UDW_UNSUBSCRIBE, ep->nonce, 0,
 			 ep->sub->pattern);
 }

@@ -7,7 +7,6 @@
  * path MTU plus the 40-byte GRH, per-send-slot header buffers, and the
  * multicast groups it joined. Teardown works in any state.
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,61 @@
 static const struct msga__ep_ops udep_ops;
 static void post_flush_marker(struct msga__udep *ep);
 static void qp_failed(struct msga__udep *ep, uint64_t now_ns);
+
+/*
+ * The endpoint's state machine, told once (as rdma-core's rping.c tells
+ * its test_state):
+ *
+ *   state        event         next         who
+ *   READY        RESOLVE       RESOLVING    ud:// subscriber, just made
+ *   RESOLVING    PEER_FOUND    SUBSCRIBING  its SIDR reply (ud_unicast.c)
+ *   SUBSCRIBING  PEER_FOUND    SUBSCRIBING  (rdma_cm sends one reply; a
+ *   READY        PEER_FOUND    SUBSCRIBING   second would start over)
+ *   SUBSCRIBING  SUBACK        READY        the publisher took it
+ *   READY        QP_FAILED     RESTARTING   publisher (qp_failed)
+ *   RESTARTING   QP_RESTARTED  READY        publisher (restart_tick)
+ *   READY        CLOSE         CLOSING      publisher destroyed (mcast_pub.c)
+ *   any but DEAD KILL          DEAD         msga__udep_kill, a failed new
+ *
+ * Any other pair leaves the state as it is: the callers test the state
+ * before they fire an event where it matters (a failure while
+ * RESTARTING is the rest of the queue flushing; a KILL of the dead is a
+ * second teardown).
+ */
+static const uint8_t udep_next[MSGA__UDEP_DEAD + 1][MSGA__UDEP_EV_COUNT] = {
+	[MSGA__UDEP_READY] = {
+		[MSGA__UDEP_EV_RESOLVE] = MSGA__UDEP_RESOLVING,
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_QP_FAILED] = MSGA__UDEP_RESTARTING,
+		[MSGA__UDEP_EV_CLOSE] = MSGA__UDEP_CLOSING,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_RESOLVING] = {
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_SUBSCRIBING] = {
+		[MSGA__UDEP_EV_PEER_FOUND] = MSGA__UDEP_SUBSCRIBING,
+		[MSGA__UDEP_EV_SUBACK] = MSGA__UDEP_READY,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_RESTARTING] = {
+		[MSGA__UDEP_EV_QP_RESTARTED] = MSGA__UDEP_READY,
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+	[MSGA__UDEP_CLOSING] = {
+		[MSGA__UDEP_EV_KILL] = MSGA__UDEP_DEAD,
+	},
+};
+
+/* The one place the state changes. */
+void msga__udep_on(struct msga__udep *ep, enum msga__udep_event ev)
+{
+	uint8_t next = udep_next[ep->state][ev];
+
+	if (next)
+		ep->state = (enum msga__udep_state)next;
+}
 
 static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 {
@@ -127,7 +181,8 @@ static int udep_alloc(struct msga__udep *ep)
 }
 
 /* An endpoint with its queue pair ready and every receive posted. */
-int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
+int msga__udep_new(struct msga_ctx *ctx, const struct msga__udep_cb *cb,
+		   uint32_t rx_depth, uint32_t sq_depth,
 		   const struct sockaddr_storage *at, struct msga__udep **epp)
 {
 	struct msga__udep *ep;
@@ -141,6 +196,8 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 	if (!ep)
 		return -ENOMEM;
 	ep->ctx = ctx;
+	ep->cb = cb;
+	ep->state = MSGA__UDEP_READY;
 	ep->rx_depth = rx_depth;
 	ep->sq_depth = sq_depth;
 	ep->max_dgram = 128u << ctx->port_attr.active_mtu;
@@ -156,75 +213,11 @@ int msga__udep_new(struct msga_ctx *ctx, uint32_t rx_depth, uint32_t sq_depth,
 	for (uint32_t i = 0; !ret && i < rx_depth; i++)
 		ret = msga__udep_post_recv(ep, i);
 	if (ret) {
-		ep->dead = 1;
+		msga__udep_on(ep, MSGA__UDEP_EV_KILL); /* nothing to leave */
 		msga__udep_free(ep);
 		return ret;
 	}
 	*epp = ep;
-	return 0;
-}
-
-static int join(struct msga__mgroup *g, int sendonly)
-{
-	struct rdma_cm_join_mc_attr_ex attr = {
-		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS |
-			     RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
-		.join_flags = sendonly ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER :
-					 RDMA_MC_JOIN_FLAG_FULLMEMBER,
-		.addr = (struct sockaddr *)&g->addr,
-	};
-
-	/* The context is the group's index + 1: ep->groups may move. */
-	void *tag = (void *)(uintptr_t)(g - g->ep->groups + 1);
-
-	g->sendonly = sendonly;
-	g->state = MSGA__G_JOINING;
-	msga__ctx_cm_soon(g->ep->ctx);
-	if (rdma_join_multicast_ex(g->ep->cm, &attr, tag))
-		return msga__neg_errno(EINVAL);
-	g->joined = 1;
-	return 0;
-}
-
-static void group_name(struct msga__mgroup *g)
-{
-	const void *a = g->addr.ss_family == AF_INET6 ?
-		(const void *)&((struct sockaddr_in6 *)&g->addr)->sin6_addr :
-		(const void *)&((struct sockaddr_in *)&g->addr)->sin_addr;
-
-	inet_ntop(g->addr.ss_family, a, g->name, sizeof(g->name));
-}
-
-/*
- * Start joining group addr. Send-only where the device supports it (a
- * publisher need not receive), else as a full member.
- */
-int msga__udep_join(struct msga__udep *ep, const struct sockaddr_storage *addr,
-		    int sendonly, struct msga__mgroup **gp)
-{
-	struct msga__mgroup *g, *grown;
-	int ret;
-
-	grown = realloc(ep->groups, (ep->ngroups + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	ep->groups = grown;
-	g = &ep->groups[ep->ngroups];
-	memset(g, 0, sizeof(*g));
-	g->ep = ep;
-	g->addr = *addr;
-	group_name(g);
-	ret = join(g, sendonly);
-	if (ret && sendonly)
-		ret = join(g, 0);
-	if (ret) {
-		g->state = MSGA__G_FAILED;
-		g->status = ret;
-		return msga__ctx_fail(ep->ctx, ret, "rdma_join_multicast(%s)",
-				      g->name);
-	}
-	ep->ngroups++;
-	*gp = g;
 	return 0;
 }
 
@@ -256,22 +249,22 @@ char *msga__udep_hdr_slot(struct msga__udep *ep)
 }
 
 /*
- * Post one datagram to group g: the header already written in this send
- * slot's header buffer, then len bytes of data. Inline when it fits;
- * otherwise tag says what stays referenced until a signalled completion.
+ * Post one datagram: the header already written in this send slot's
+ * header buffer, then m->len bytes of data. Inline when it fits; otherwise
+ * m->tag says what stays referenced until a signalled completion.
  */
-int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
-		    uint32_t hdr_len, const void *data, uint32_t len,
-		    uint32_t lkey, int32_t tag, int force_signal)
+int msga__udep_sendmsg(struct msga__udep *ep, const struct msga__ud_msg *m)
 {
+	struct msga__mgroup *g = m->to;
 	uint32_t pos = ep->tx_seq % ep->sq_depth;
+	int32_t tag = m->tag;
 	struct ibv_sge sge[2] = {
-		{ (uintptr_t)msga__udep_hdr_slot(ep), hdr_len,
+		{ (uintptr_t)msga__udep_hdr_slot(ep), m->hdr_len,
 		  ep->hdr_mr->lkey },
-		{ (uintptr_t)data, len, lkey },
+		{ (uintptr_t)m->data, m->len, m->lkey },
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = ep->tx_seq, .sg_list = sge, .num_sge = len ? 2 : 1,
+		.wr_id = ep->tx_seq, .sg_list = sge, .num_sge = m->len ? 2 : 1,
 		.opcode = IBV_WR_SEND,
 		.wr.ud = { .ah = g->ah, .remote_qpn = g->qpn,
 			   .remote_qkey = g->qkey },
@@ -279,13 +272,13 @@ int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 	struct ibv_send_wr *bad;
 	int ret;
 
-	if (hdr_len + len <= ep->max_inline) {
+	if (m->hdr_len + m->len <= ep->max_inline) {
 		wr.send_flags |= IBV_SEND_INLINE;
 		tag = MSGA__TAG_NONE;
 	}
 	sge[0].length = msga__dgram_auth_send(ep, msga__udep_hdr_slot(ep),
-					      hdr_len, data, len);
-	if (force_signal || ep->nparked || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
+					      m->hdr_len, m->data, m->len);
+	if (m->signal || ep->nparked || ++ep->unsig >= MSGA__UD_SIG_EVERY ||
 	    ep->tx_seq + 1 - ep->tx_done >= ep->sq_depth) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		ep->unsig = 0;
@@ -301,6 +294,15 @@ int msga__udep_send(struct msga__udep *ep, struct msga__mgroup *g,
 	return 0;
 }
 
+int msga__udep_send_hdr(struct msga__udep *ep, struct msga__mgroup *to,
+			uint32_t hdr_len, int signal)
+{
+	struct msga__ud_msg m = { .to = to, .hdr_len = hdr_len,
+				  .tag = MSGA__TAG_NONE, .signal = signal };
+
+	return msga__udep_sendmsg(ep, &m);
+}
+
 /* A send to a counted destination is done: the last one frees its AH. */
 static void dst_put(struct msga__mgroup *g)
 {
@@ -311,22 +313,6 @@ static void dst_put(struct msga__mgroup *g)
 	g->retiring = 0;
 }
 
-/* Free the replaced group AHs no queued send can use any more. */
-static void unpark(struct msga__udep *ep, int all)
-{
-	uint32_t kept = 0;
-
-	for (uint32_t i = 0; i < ep->nparked; i++) {
-		struct msga__parked_ah *p = &ep->parked[i];
-
-		if (all || ep->tx_done >= p->until_seq)
-			ibv_destroy_ah(p->ah);
-		else
-			ep->parked[kept++] = *p;
-	}
-	ep->nparked = kept;
-}
-
 static void tx_done(struct msga__udep *ep, uint64_t wr_seq)
 {
 	for (; ep->tx_done <= wr_seq && ep->tx_done < ep->tx_seq;
@@ -334,15 +320,15 @@ static void tx_done(struct msga__udep *ep, uint64_t wr_seq)
 		uint32_t pos = ep->tx_done % ep->sq_depth;
 		int32_t *tag = &ep->tx_tag[pos];
 
-		if (*tag != MSGA__TAG_NONE && ep->pub)
-			msga__mpub_tag_done(ep->pub, *tag);
+		if (*tag != MSGA__TAG_NONE && ep->cb->on_tag_done)
+			ep->cb->on_tag_done(ep, *tag);
 		*tag = MSGA__TAG_NONE;
 		if (ep->tx_dst[pos])
 			dst_put(ep->tx_dst[pos]);
 		ep->tx_dst[pos] = NULL;
 	}
 	if (ep->nparked)
-		unpark(ep, 0);
+		msga__ud_unpark(ep, 0);
 }
 
 /*
@@ -355,13 +341,21 @@ static int recv_too_long(const struct ibv_wc *wc)
 	return wc->status == IBV_WC_LOC_LEN_ERR;
 }
 
+/* A receive completed while closing, restarting or dead was flushed. */
+static int takes_datagrams(const struct msga__udep *ep)
+{
+	return ep->state == MSGA__UDEP_READY ||
+	       ep->state == MSGA__UDEP_RESOLVING ||
+	       ep->state == MSGA__UDEP_SUBSCRIBING;
+}
+
 static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		    uint64_t now_ns)
 {
 	uint32_t idx = (uint32_t)(wc->wr_id & ~MSGA__UD_WR_RECV);
 
 	ep->rx_posted--;
-	if (ep->dead || ep->closing || ep->restarting || idx >= ep->rx_depth)
+	if (!takes_datagrams(ep) || idx >= ep->rx_depth)
 		return; /* flushed, or the ring goes with the endpoint */
 	if (recv_too_long(wc)) {
 		if (ep->sub)
@@ -383,12 +377,7 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 			msga__udep_kill(ep, -EIO, 1);
 		return;
 	}
-	if (ep->pub && ep->unicast)
-		msga__upub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
-	else if (ep->pub)
-		msga__mpub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
-	else
-		msga__msub_on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
+	ep->cb->on_recv(ep, &ep->rx_slots[idx], wc, now_ns);
 }
 
 /*
@@ -434,7 +423,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
 	uint32_t shift;
 
 	ep->wc_errors++;
-	if (ep->restarting)
+	if (ep->state == MSGA__UDEP_RESTARTING)
 		return; /* the rest of the queue, flushed */
 	if (!ep->restarts_in_row)
 		ep->failing_since_ns = now_ns;
@@ -445,7 +434,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
 	}
 	shift = ep->restarts_in_row < MSGA__UD_RESTART_MAX_SHIFT ?
 		ep->restarts_in_row : MSGA__UD_RESTART_MAX_SHIFT;
-	ep->restarting = 1;
+	msga__udep_on(ep, MSGA__UDEP_EV_QP_FAILED);
 	ep->restart_at_ns = now_ns + (1000000ull << shift);
 	ep->restarts_in_row++;
 	/* unsignalled sends after the failed one: one signalled flush */
@@ -458,7 +447,7 @@ static void qp_failed(struct msga__udep *ep, uint64_t now_ns)
  */
 static uint64_t restart_tick(struct msga__udep *ep, uint64_t now_ns)
 {
-	if (!ep->restarting)
+	if (ep->state != MSGA__UDEP_RESTARTING)
 		return UINT64_MAX;
 	if (ep->tx_done != ep->tx_seq || ep->rx_posted)
 		return now_ns + 1000000u; /* flushes still coming */
@@ -468,7 +457,7 @@ static uint64_t restart_tick(struct msga__udep *ep, uint64_t now_ns)
 		msga__udep_kill(ep, -EIO, 1);
 		return UINT64_MAX;
 	}
-	ep->restarting = 0;
+	msga__udep_on(ep, MSGA__UDEP_EV_QP_RESTARTED);
 	ep->qp_restarts++;
 	if (ep->pub)
 		msga__pub_work(ep->pub); /* a blocked pump goes on */
@@ -489,29 +478,31 @@ static void udep_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 	}
 	tx_done(ep, wc->wr_id);
 	if (wc->status == IBV_WC_SUCCESS) {
-		if (!ep->restarting)
+		if (ep->state != MSGA__UDEP_RESTARTING)
 			ep->restarts_in_row = 0;
 		return;
 	}
-	if (ep->pub && !ep->closing && !ep->dead)
+	if (ep->pub && ep->state != MSGA__UDEP_CLOSING && !msga__udep_dead(ep))
 		qp_failed(ep, now_ns ? now_ns : msga__now_ns());
 	else
-		msga__udep_kill(ep, -EIO, !ep->closing);
+		msga__udep_kill(ep, -EIO, ep->state != MSGA__UDEP_CLOSING);
 }
 
 /* A dead endpoint is drained until its last send is back. */
 static int udep_busy(const struct msga__udep *ep)
 {
-	return !ep->dead || ep->tx_done != ep->tx_seq;
+	return !msga__udep_dead(ep) || ep->tx_done != ep->tx_seq;
 }
 
 /* A publisher's endpoint died: say so from the poll, not from a commit. */
 static void report_death(struct msga__udep *ep)
 {
-	if (!ep->death_pending)
+	int status = ep->death_report;
+
+	if (!status)
 		return;
-	ep->death_pending = 0;
-	msga__mpub_on_death(ep->pub, ep->death_status);
+	ep->death_report = 0;
+	ep->cb->on_death(ep, status);
 }
 
 static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
@@ -544,155 +535,14 @@ static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
  */
 int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns)
 {
-	while (!ep->dead && ep->tx_done != ep->tx_seq) {
+	while (!msga__udep_dead(ep) && ep->tx_done != ep->tx_seq) {
 		uint64_t now = 0;
 
 		if (msga__time_reached(msga__now_ns(), until_ns))
 			return 0;
 		udep_poll(ep, 32, &now);
 	}
-	return !ep->dead;
-}
-
-void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
-		     enum msga_event_type type, int status)
-{
-	struct msga_event ev = {
-		.type = type, .status = status, .conn_id = ep->id,
-		.pub = ep->pub, .sub = ep->sub, .peer = g ? g->name : "",
-	};
-	msga_event_cb cb = ep->pub ? ep->pub->on_event :
-				     ep->sub ? ep->sub->on_event : NULL;
-	void *user = ep->pub ? ep->pub->user : ep->sub ? ep->sub->user : NULL;
-
-	if (ep->pub && g)
-		ev.conn_id = (uint32_t)(g - ep->groups);
-	if (cb)
-		cb(&ev, user);
-}
-
-/*
- * A rejoined group's old AH: sends queued before may still use it, so it
- * is freed when they are done (unpark), or now when none is queued. The
- * list only grows while no send completes and groups keep rejoining; past
- * MSGA__PARKED_AH_MAX the endpoint is stuck, and -ENOBUFS ends it.
- */
-static int park_ah(struct msga__udep *ep, struct ibv_ah *ah)
-{
-	struct msga__parked_ah *grown;
-
-	if (ep->tx_done == ep->tx_seq) {
-		ibv_destroy_ah(ah);
-		return 0;
-	}
-	if (ep->nparked >= MSGA__PARKED_AH_MAX)
-		return -ENOBUFS;
-	grown = realloc(ep->parked, (ep->nparked + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	ep->parked = grown;
-	ep->parked[ep->nparked++] = (struct msga__parked_ah){
-		.ah = ah, .until_seq = ep->tx_seq };
-	return 0;
-}
-
-static void on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
-{
-	const struct rdma_ud_param *ud = &ev->param.ud;
-	struct msga__udep *ep = g->ep;
-	int ret;
-
-	if (ep->pub) {
-		struct ibv_ah_attr ah_attr = ud->ah_attr;
-		struct ibv_ah *old = g->ah;
-
-		g->ah = ibv_create_ah(ep->ctx->pd, &ah_attr);
-		if (!g->ah) {
-			g->ah = old;
-			g->state = MSGA__G_FAILED;
-			g->status = msga__neg_errno(ENOMEM);
-			msga__mpub_on_group(g, g->status);
-			return;
-		}
-		ret = old ? park_ah(ep, old) : 0;
-		if (ret) {
-			ibv_destroy_ah(g->ah); /* nothing used it yet */
-			g->ah = old;
-			msga__udep_kill(ep, ret, 1);
-			return;
-		}
-		g->qpn = ud->qp_num;
-		g->qkey = msga__ud_remote_qkey(ep->ctx, ud->qkey);
-	}
-	g->join_attr = ud->ah_attr;
-	g->state = MSGA__G_READY;
-	g->was_ready = 1;
-	g->rejoin_attempt = 0;
-	if (ep->pub)
-		msga__mpub_on_group(g, 0);
-	else
-		msga__msub_on_group(g, 0);
-}
-
-/* Schedule the next rejoin, or give the group up for good. */
-static void rejoin_later(struct msga__mgroup *g, int status)
-{
-	uint64_t wait = msga__rejoin_delay_ns(g->rejoin_attempt);
-
-	if (wait == UINT64_MAX) {
-		g->state = MSGA__G_FAILED;
-		g->status = status;
-		if (g->ep->pub)
-			msga__mpub_on_group(g, status);
-		else
-			msga__msub_on_group(g, status); /* ends the membership */
-		return;
-	}
-	g->state = MSGA__G_REJOINING;
-	g->status = status;
-	g->rejoin_at_ns = msga__now_ns() + wait;
-	g->rejoin_attempt++;
-}
-
-/*
- * The fabric dropped a group we had joined (an SM restart, a client
- * reregister, a port that went away): say so, leave what is left of the
- * join, and join again with backoff (udep_policy.h).
- */
-static void group_lost(struct msga__mgroup *g, int status)
-{
-	struct msga__udep *ep = g->ep;
-
-	if (g->joined && !rdma_leave_multicast(ep->cm,
-					       (struct sockaddr *)&g->addr))
-		g->joined = 0;
-	if (g->state == MSGA__G_READY)
-		msga__udep_emit(ep, g, MSGA_EVENT_DISCONNECTED, status);
-	rejoin_later(g, status);
-}
-
-/* Rejoins due; when the next is (UINT64_MAX: none), for the timer. */
-static uint64_t rejoin_tick(struct msga__udep *ep, uint64_t now_ns)
-{
-	uint64_t next = UINT64_MAX;
-
-	for (uint32_t i = 0; i < ep->ngroups && !ep->dead; i++) {
-		struct msga__mgroup *g = &ep->groups[i];
-		int ret;
-
-		if (g->state != MSGA__G_REJOINING)
-			continue;
-		if (!msga__time_reached(now_ns, g->rejoin_at_ns)) {
-			next = g->rejoin_at_ns < next ? g->rejoin_at_ns : next;
-			continue;
-		}
-		ret = join(g, g->sendonly);
-		if (ret)
-			rejoin_later(g, ret);
-		if (g->state == MSGA__G_REJOINING && g->rejoin_at_ns < next)
-			next = g->rejoin_at_ns;
-	}
-	return next;
+	return !msga__udep_dead(ep);
 }
 
 static uint64_t earliest(uint64_t a, uint64_t b)
@@ -700,68 +550,49 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * A publisher's QP restart, then the groups' rejoins (none on a unicast
+ * endpoint), then the owner's own timers.
+ */
 static uint64_t udep_tick(struct msga__udep *ep, uint64_t now_ns)
 {
-	uint64_t next;
+	uint64_t next = UINT64_MAX;
 
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return UINT64_MAX;
-	if (ep->sub)
-		return ep->unicast ? msga__usub_tick(ep, now_ns) :
-				     rejoin_tick(ep, now_ns);
-	next = restart_tick(ep, now_ns);
-	if (ep->dead)
-		return UINT64_MAX;
-	next = earliest(next, ep->unicast ? msga__upub_tick(ep->pub, now_ns) :
-					    rejoin_tick(ep, now_ns));
-	return earliest(next, msga__mpub_tick(ep->pub, now_ns));
-}
-
-static void on_join_error(struct msga__mgroup *g,
-			  const struct rdma_cm_event *ev)
-{
-	struct msga__udep *ep = g->ep;
-
-	/* A send-only join the fabric refused: try as a full member. */
-	if (!g->was_ready && g->sendonly && !rdma_leave_multicast(ep->cm,
-						 (struct sockaddr *)&g->addr)) {
-		g->joined = 0;
-		if (!join(g, 0))
-			return;
+	if (ep->pub) {
+		next = restart_tick(ep, now_ns);
+		if (msga__udep_dead(ep))
+			return UINT64_MAX;
 	}
-	g->status = ev->status < 0 ? ev->status : -ENETUNREACH;
-	if (g->was_ready) {
-		group_lost(g, g->status);
-		return;
-	}
-	g->state = MSGA__G_FAILED;
-	if (ep->pub)
-		msga__mpub_on_group(g, g->status);
-	else
-		msga__msub_on_group(g, g->status);
+	next = earliest(next, msga__ud_rejoin_tick(ep, now_ns));
+	if (ep->cb->tick)
+		next = earliest(next, ep->cb->tick(ep, now_ns));
+	return next;
 }
 
 static void udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 {
-	uintptr_t idx = (uintptr_t)ev->param.ud.private_data;
-	struct msga__mgroup *g = idx && idx <= ep->ngroups ?
-				 &ep->groups[idx - 1] : NULL;
+	int ret;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		/* a unicast publisher's subscriber (it refuses if dead) */
-		msga__upub_on_request(ep, ev->id);
+		if (ep->cb->on_cm) {
+			ep->cb->on_cm(ep, ev);
+		} else { /* nobody listens here: never asked for */
+			rdma_reject(ev->id, NULL, 0);
+			rdma_destroy_id(ev->id);
+		}
 		return;
 	}
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_MULTICAST_JOIN:
-		if (g)
-			on_join(g, ev);
-		return;
 	case RDMA_CM_EVENT_MULTICAST_ERROR:
-		if (g)
-			on_join_error(g, ev);
+		ret = msga__ud_join_event(ep, ev);
+		if (ret)
+			msga__udep_kill(ep, ret, 1);
 		return;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		return;
@@ -773,8 +604,8 @@ static void udep_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		if (ep->unicast && ep->sub)
-			msga__usub_on_cm(ep, ev);
+		if (ep->cb->on_cm) /* a unicast subscriber's SIDR */
+			ep->cb->on_cm(ep, ev);
 		return;
 	default: /* device removal and the like */
 		msga__udep_kill(ep, -ENODEV, 1);
@@ -822,16 +653,10 @@ static void post_flush_marker(struct msga__udep *ep)
  */
 void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 {
-	if (ep->dead)
+	if (msga__udep_dead(ep))
 		return;
-	ep->dead = 1;
-	for (uint32_t i = 0; i < ep->ngroups; i++) {
-		struct msga__mgroup *g = &ep->groups[i];
-
-		if (g->joined && ep->cm)
-			rdma_leave_multicast(ep->cm, (struct sockaddr *)&g->addr);
-		g->joined = 0;
-	}
+	msga__udep_on(ep, MSGA__UDEP_EV_KILL);
+	msga__ud_leave_all(ep);
 	/* Flush the queues: every queued send comes back and frees what it
 	 * held (the endpoint is polled until then). */
 	if (ep->qp && !ibv_modify_qp(ep->qp, &(struct ibv_qp_attr){
@@ -843,22 +668,20 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 		msga__udep_emit(ep, ep->ngroups ? &ep->groups[0] : &ep->peer,
 				MSGA_EVENT_DISCONNECTED, status);
 	if (notify && ep->pub) {
-		ep->death_status = status ? status : -EIO;
-		ep->death_pending = 1; /* reported by the next poll */
+		/* reported by the next poll */
+		ep->death_report = status ? status : -EIO;
 	}
 }
 
 void msga__udep_free(struct msga__udep *ep)
 {
 	msga__udep_kill(ep, 0, 0);
-	for (uint32_t i = 0; i < ep->ngroups; i++)
-		if (ep->groups[i].ah)
-			ibv_destroy_ah(ep->groups[i].ah);
+	msga__ud_groups_free(ep);
 	if (ep->peer.ah)
 		ibv_destroy_ah(ep->peer.ah);
 	if (ep->qp)
 		rdma_destroy_qp(ep->cm);
-	unpark(ep, 1);
+	msga__ud_unpark(ep, 1);
 	if (ep->cq)
 		ibv_destroy_cq(ep->cq);
 	if (ep->cm)
@@ -875,7 +698,6 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->tx_tag);
 	free(ep->tx_dst);
 	free(ep->parked);
-	free(ep->groups);
 	msga__dgram_auth_free(ep);
 	free(ep);
 }
@@ -918,7 +740,7 @@ static int udep_ep_reap(struct msga__ep *e, uint64_t now)
 	struct msga__udep *ep = udep_of(e);
 
 	(void)now;
-	if (!ep->dead || !ep->sub || ep->holds)
+	if (!msga__udep_dead(ep) || !ep->sub || ep->holds)
 		return 0;
 	msga__udep_free(ep);
 	return 1;
