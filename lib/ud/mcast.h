@@ -492,6 +492,8 @@ void msga__ud_leave_all(struct msga__udep *ep);
 void msga__ud_groups_free(struct msga__udep *ep);
 
 /* mcast_pub.c */
+/* the ud:// publisher's endpoint callbacks (given to msga__upub_create) */
+extern const struct msga__udep_cb msga__upub_cb;
 int msga__mpub_create(struct msga_pub *pub, const char *uri,
 		      const char *uri_b);
 uint64_t msga__mpub_targets(struct msga_pub *pub, uint32_t topic_id,
@@ -525,6 +527,8 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 		       struct msga__mgroup *to, uint64_t now_ns);
 
 /* mcast_sub.c */
+/* a ud:// membership's endpoint callbacks (given to msga__usub_connect) */
+extern const struct msga__udep_cb msga__usub_cb;
 int msga__msub_connect(struct msga_sub *sub, const char *uri);
 int msga__msub_init(struct msga_sub *sub);
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
@@ -584,7 +588,9 @@ int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
 			uint32_t idx, uint64_t seq, uint64_t count);
 
 /* ud_unicast.c */
-int msga__upub_create(struct msga_pub *pub, const char *uri);
+int msga__upub_create(struct msga_pub *pub, const char *uri,
+		      const struct msga__udep_cb *cb);
+void msga__upub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id);
 void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			const struct ibv_wc *wc, uint64_t now_ns);
@@ -593,7 +599,8 @@ uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
 uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
 void msga__upub_fini(struct msga_pub *pub);
 int msga__upub_drop_all(struct msga_pub *pub, int status);
-int msga__usub_connect(struct msga_sub *sub, const char *uri);
+int msga__usub_connect(struct msga_sub *sub, const char *uri,
+		       const struct msga__udep_cb *cb);
 void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns);

@@ -22,6 +22,24 @@ static const struct msga__udep_cb mpub_cb = {
 	.tick = msga__mpub_tick,
 };
 
+/* Forgetting silent subscribers, then the data path's heartbeats. */
+static uint64_t upub_ep_tick(struct msga__udep *ep, uint64_t now_ns)
+{
+	uint64_t next = msga__upub_tick(ep->pub, now_ns);
+	uint64_t hb = msga__mpub_tick(ep, now_ns);
+
+	return hb < next ? hb : next;
+}
+
+/* ... and a ud:// publisher: its handshake's parts are ud_unicast.c's. */
+const struct msga__udep_cb msga__upub_cb = {
+	.on_recv = msga__upub_on_recv,
+	.on_tag_done = msga__mpub_tag_done,
+	.on_death = msga__mpub_on_death,
+	.on_cm = msga__upub_on_cm,
+	.tick = upub_ep_tick,
+};
+
 /* The endpoint's datagram geometry, and this publisher's origin id. */
 int msga__mpub_setup(struct msga_pub *pub)
 {

@@ -116,7 +116,7 @@ static int upub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 	pub->ud.up = &ud_pub_up;
 	ret = mpub_reliable(pub, a);
 
-	return ret ? ret : msga__upub_create(pub, a->uri);
+	return ret ? ret : msga__upub_create(pub, a->uri, &msga__upub_cb);
 }
 
 static int upub_port(const struct msga_pub *pub)

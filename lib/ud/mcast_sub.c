@@ -96,6 +96,13 @@ static const struct msga__udep_cb msub_cb = {
 	.on_group = msga__msub_on_group,
 };
 
+/* ... or a ud:// membership, whose handshake is ud_unicast.c's. */
+const struct msga__udep_cb msga__usub_cb = {
+	.on_recv = msga__msub_on_recv,
+	.on_cm = msga__usub_on_cm,
+	.tick = msga__usub_tick,
+};
+
 int msga__msub_connect(struct msga_sub *sub, const char *uri)
 {
 	struct msga_ctx *ctx = sub->ctx;

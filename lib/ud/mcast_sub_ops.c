@@ -25,7 +25,7 @@ static int ud_sub_connect(struct msga_sub *sub, const char *uri)
 	sub->ud.up = &ud_sub_up; /* before any membership exists */
 	if (!strncmp(uri, "mcast://", 8))
 		return msga__msub_connect(sub, uri);
-	return msga__usub_connect(sub, uri);
+	return msga__usub_connect(sub, uri, &msga__usub_cb);
 }
 
 const struct msga__sub_ops msga__ud_sub_ops = {

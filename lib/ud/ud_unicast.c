@@ -86,38 +86,19 @@ static uint64_t random_u64(void)
 /* ------------------------------------------------------------ publisher */
 
 /* The endpoint's rdma_cm events a unicast publisher takes: SIDR requests. */
-static void upub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
+void msga__upub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev)
 {
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		msga__upub_on_request(ep, ev->id);
 }
 
-/* Forgetting silent subscribers, then the data path's heartbeats. */
-static uint64_t upub_ep_tick(struct msga__udep *ep, uint64_t now_ns)
-{
-	uint64_t next = msga__upub_tick(ep->pub, now_ns);
-	uint64_t hb = msga__mpub_tick(ep, now_ns);
-
-	return hb < next ? hb : next;
-}
-
-/* What the endpoint tells its owner (struct msga__udep_cb): a publisher, */
-static const struct msga__udep_cb upub_cb = {
-	.on_recv = msga__upub_on_recv,
-	.on_tag_done = msga__mpub_tag_done,
-	.on_death = msga__mpub_on_death,
-	.on_cm = upub_on_cm,
-	.tick = upub_ep_tick,
-};
-
-/* ... or a subscriber, whose datagrams mcast_sub.c takes. */
-static const struct msga__udep_cb usub_cb = {
-	.on_recv = msga__msub_on_recv,
-	.on_cm = msga__usub_on_cm,
-	.tick = msga__usub_tick,
-};
-
-int msga__upub_create(struct msga_pub *pub, const char *uri)
+/*
+ * The endpoint's callbacks are its owner's table (cb: mcast_pub.c's
+ * msga__upub_cb, which passes the handshake's parts here and the data
+ * path's to the publisher), so this file never names the publisher.
+ */
+int msga__upub_create(struct msga_pub *pub, const char *uri,
+		      const struct msga__udep_cb *cb)
 {
 	struct msga_ctx *ctx = pub->ctx;
 	struct sockaddr_storage ss;
@@ -135,7 +116,7 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 			    sizeof(*pub->ud.dests));
 	if (!pub->ud.dests)
 		return -ENOMEM;
-	ret = msga__udep_new(ctx, &upub_cb, MSGA__UD_PUB_RX_DEPTH,
+	ret = msga__udep_new(ctx, cb, MSGA__UD_PUB_RX_DEPTH,
 			     MSGA__UD_PUB_SQ_DEPTH, &ss, &pub->ud.ep);
 	if (!ret)
 		ret = pub->ud.up->setup(pub);
@@ -468,7 +449,9 @@ void msga__upub_fini(struct msga_pub *pub)
 
 /* ------------------------------------------------------------ subscriber */
 
-int msga__usub_connect(struct msga_sub *sub, const char *uri)
+/* cb: the membership's owner's table (mcast_sub.c's msga__usub_cb). */
+int msga__usub_connect(struct msga_sub *sub, const char *uri,
+		       const struct msga__udep_cb *cb)
 {
 	struct msga_ctx *ctx = sub->ctx;
 	struct sockaddr_storage dst;
@@ -483,7 +466,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 				      "sodium_init");
 	ret = sub->ud.up->init(sub);
 	if (!ret)
-		ret = msga__udep_new(ctx, &usub_cb, MSGA__UD_SUB_RX_DEPTH,
+		ret = msga__udep_new(ctx, cb, MSGA__UD_SUB_RX_DEPTH,
 				     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
 	if (ret)
 		return ret;
