@@ -10,7 +10,7 @@
  *    key at the victim's next ring offset: a remote access error, the
  *    victim's bytes untouched, its stream goes on without a loss. On
  *    siw, which ignores a zero-based registration's iova, no ring is
- *    offered at all (context.c): the attacker aims at the victim's
+ *    offered at all (zero_based.c): the attacker aims at the victim's
  *    receive buffers instead, which no peer may write.
  *  - READ endpoint (multicast, so not on iWARP): the retention key of
  *    one publisher's READ endpoint reads nothing through another
