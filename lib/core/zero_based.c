@@ -17,9 +17,10 @@
  * the device (msga__zero_based_probe): on InfiniBand and RoCE, an RC QP
  * connected to itself READs at offset 64 of a zero-based registration;
  * the iova is honoured only if that READ succeeds and brings the right
- * bytes. The probe is bounded (PROBE_MS) and anything that goes wrong,
- * a timeout included, means "not honoured": the safe answer, which costs
- * only the ring's speed.
+ * bytes (a device that bounds a remote access by our address answers
+ * with a remote access error). The probe is bounded (PROBE_MS) and
+ * anything that goes wrong, a timeout included, means "not honoured":
+ * the safe answer, which costs only the ring's speed.
  *
  * iWARP: a QP cannot be connected to itself by ibv_modify_qp (its
  * connection is a TCP stream, set up only through rdma_cm), and a
@@ -33,10 +34,11 @@
 #include "internal.h"
 
 #define SIW_VENDOR_ID 0x626d74u
-#define PROBE_MS 2000          /* the READ's deadline; a loopback takes us */
+#define PROBE_MS 2000          /* for all tries: a loopback READ takes us */
 #define PROBE_PAGE 4096
 #define PROBE_OFF 64           /* not 0: an ignored iova then faults */
 #define PROBE_LEN 64
+#define PROBE_TRIES 4          /* RoCE GIDs tried for a path */
 
 struct probe {
 	struct ibv_pd *pd;
@@ -74,8 +76,12 @@ static int probe_setup(struct msga_ctx *ctx, struct probe *p)
 	return p->qp && p->src_mr && p->dst_mr ? 0 : -1;
 }
 
-/* The address that takes a packet of ours back to our own port. */
-static int probe_self_ah(struct msga_ctx *ctx, struct ibv_ah_attr *ah)
+/*
+ * The address that takes a packet of ours back to our own port: the
+ * port's LID (InfiniBand), or its GID at gid_index (RoCE).
+ */
+static int probe_self_ah(struct msga_ctx *ctx, int gid_index,
+			 struct ibv_ah_attr *ah)
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->port_num = ctx->port;
@@ -83,15 +89,15 @@ static int probe_self_ah(struct msga_ctx *ctx, struct ibv_ah_attr *ah)
 		ah->dlid = ctx->port_attr.lid;
 		return 0;
 	}
-	/* RoCE: GID index 0, the port's default GID, always there */
 	ah->is_global = 1;
-	ah->grh.sgid_index = 0;
+	ah->grh.sgid_index = (uint8_t)gid_index;
 	ah->grh.hop_limit = 1;
-	return ibv_query_gid(ctx->verbs, ctx->port, 0, &ah->grh.dgid);
+	return ibv_query_gid(ctx->verbs, ctx->port, gid_index, &ah->grh.dgid);
 }
 
 /* INIT, RTR, RTS with the QP as its own peer. */
-static int probe_connect_self(struct msga_ctx *ctx, struct ibv_qp *qp)
+static int probe_connect_self(struct msga_ctx *ctx, struct ibv_qp *qp,
+			      int gid_index)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = ctx->port,
@@ -107,7 +113,7 @@ static int probe_connect_self(struct msga_ctx *ctx, struct ibv_qp *qp)
 	a.dest_qp_num = qp->qp_num;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	if (probe_self_ah(ctx, &a.ah_attr) ||
+	if (probe_self_ah(ctx, gid_index, &a.ah_attr) ||
 	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
@@ -123,8 +129,14 @@ static int probe_connect_self(struct msga_ctx *ctx, struct ibv_qp *qp)
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* READ PROBE_LEN bytes at offset PROBE_OFF: 1 if they came, right. */
-static int probe_read(struct probe *p)
+/*
+ * What one READ said: the iova is honoured, or not, or the READ never
+ * got there (no path through this GID: another may have one).
+ */
+enum probe_said { PROBE_NOT_HONOURED, PROBE_HONOURED, PROBE_NO_PATH };
+
+/* READ PROBE_LEN bytes at offset PROBE_OFF, by end (ns). */
+static enum probe_said probe_read(struct probe *p, uint64_t end)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->dst,
 			       .length = PROBE_LEN, .lkey = p->dst_mr->lkey };
@@ -134,17 +146,19 @@ static int probe_read(struct probe *p)
 		.wr.rdma = { .remote_addr = PROBE_OFF,
 			     .rkey = p->src_mr->rkey },
 	}, *bad;
-	uint64_t end = msga__now_ns() + (uint64_t)PROBE_MS * 1000000;
 	struct ibv_wc wc;
 	int n;
 
 	if (ibv_post_send(p->qp, &wr, &bad))
-		return 0;
+		return PROBE_NO_PATH;
 	while (!(n = ibv_poll_cq(p->cq, 1, &wc)))
 		if (msga__now_ns() > end)
-			return 0; /* destroying the QP flushes the READ */
-	return n == 1 && wc.status == IBV_WC_SUCCESS &&
-	       !memcmp(p->dst, p->src + PROBE_OFF, PROBE_LEN);
+			return PROBE_NO_PATH; /* destroying the QP flushes it */
+	if (n < 0 || wc.status == IBV_WC_RETRY_EXC_ERR)
+		return PROBE_NO_PATH;
+	return wc.status == IBV_WC_SUCCESS &&
+	       !memcmp(p->dst, p->src + PROBE_OFF, PROBE_LEN) ?
+	       PROBE_HONOURED : PROBE_NOT_HONOURED;
 }
 
 /* In the order verbs wants them gone: the QP before what it uses. */
@@ -163,21 +177,56 @@ static void probe_free(struct probe *p)
 	free(p->src);
 }
 
+/* One try through the port's GID at gid_index (InfiniBand: its LID). */
+static enum probe_said probe_once(struct msga_ctx *ctx, int gid_index,
+				  uint64_t end)
+{
+	struct probe *p = calloc(1, sizeof(*p));
+	enum probe_said said = PROBE_NO_PATH;
+
+	if (!p)
+		return PROBE_NOT_HONOURED;
+	if (!probe_setup(ctx, p) && !probe_connect_self(ctx, p->qp, gid_index))
+		said = probe_read(p, end);
+	probe_free(p);
+	free(p);
+	return said;
+}
+
+/* A GID table entry worth a try: set (a RoCE table has holes). */
+static int gid_is_set(struct msga_ctx *ctx, int index)
+{
+	static const union ibv_gid zero;
+	union ibv_gid gid;
+
+	return !ibv_query_gid(ctx->verbs, ctx->port, index, &gid) &&
+	       memcmp(&gid, &zero, sizeof(gid));
+}
+
+/*
+ * RoCE: the first GIDs in the table until one has a path (the default
+ * GID, index 0, is link-local IPv6; a host without IPv6 routes may need
+ * an IPv4 one), PROBE_TRIES at the most, one deadline for all.
+ */
 int msga__zero_based_probe(struct msga_ctx *ctx)
 {
-	struct probe *p;
-	int honoured = 0;
+	uint64_t end = msga__now_ns() + (uint64_t)PROBE_MS * 1000000;
+	enum probe_said said = PROBE_NO_PATH;
+	int tries = 0;
 
 	if (ctx->transport == MSGA_TRANSPORT_IWARP)
 		return ctx->dev_attr.vendor_id != SIW_VENDOR_ID;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return 0;
-	if (!probe_setup(ctx, p) && !probe_connect_self(ctx, p->qp))
-		honoured = probe_read(p);
-	probe_free(p);
-	free(p);
-	return honoured;
+	if (ctx->transport == MSGA_TRANSPORT_IB)
+		return probe_once(ctx, 0, end) == PROBE_HONOURED;
+	for (int i = 0; i < ctx->port_attr.gid_tbl_len &&
+			tries < PROBE_TRIES && said == PROBE_NO_PATH &&
+			msga__now_ns() < end; i++) {
+		if (!gid_is_set(ctx, i))
+			continue;
+		tries++;
+		said = probe_once(ctx, i, end);
+	}
+	return said == PROBE_HONOURED;
 }
 
 /*
