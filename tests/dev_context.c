@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Device tests for msga_ctx_open/close/query on a real (soft) device. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
 #include "devtest.h"
+#include "internal.h"
 
 static struct msga_dev_info query(struct msga_ctx *ctx)
 {
@@ -146,5 +148,44 @@ Test(context, query_rejects_bad_arguments)
 	cr_expect_eq(msga_ctx_query(ctx, NULL), -EINVAL);
 	cr_expect_eq(msga_ctx_query(ctx, &info), -EINVAL);
 	cr_expect_eq(msga_ctx_query(NULL, &info), -EINVAL);
+	msga_ctx_close(ctx);
+}
+
+/*
+ * Whether the device honours a zero-based registration's iova is asked
+ * of the device at open (lib/core/zero_based.c): the test devices are
+ * one of each, rxe (RoCE: it does) and siw (iWARP: it ignores the iova).
+ * Where it does not, msga__reg_zero_based refuses with EOPNOTSUPP, so
+ * nothing is registered for a peer that could reach it only by our
+ * address; where it does, a registration in a PD of its own is made, and
+ * one in the context's PD (local access only) is refused.
+ */
+Test(context, zero_based_registration_is_probed)
+{
+	int honours = strcmp(devtest_env()->transport, "iWARP") != 0;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx->verbs);
+	void *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+
+	cr_assert(pd && buf);
+	cr_assert_eq(ctx->zero_based, honours, "%s: zero_based %d",
+		     devtest_env()->dev, ctx->zero_based);
+	cr_assert_eq(msga__zero_based_probe(ctx), honours, "probed again");
+	errno = 0;
+	mr = msga__reg_zero_based(ctx, pd, buf, 4096, IBV_ACCESS_REMOTE_READ);
+	if (honours) {
+		cr_assert(mr, "errno %d", errno);
+		ibv_dereg_mr(mr);
+		errno = 0;
+		cr_assert_null(msga__reg_zero_based(ctx, ctx->pd, buf, 4096,
+						    IBV_ACCESS_REMOTE_READ));
+		cr_assert_eq(errno, EINVAL);
+	} else {
+		cr_assert_null(mr);
+		cr_assert_eq(errno, EOPNOTSUPP, "errno %d", errno);
+	}
+	ibv_dealloc_pd(pd);
+	free(buf);
 	msga_ctx_close(ctx);
 }

@@ -109,104 +109,20 @@ static void refused(void)
 
 /* ------------------------------------------------ a raw UD sender */
 
-struct fraw_ud {
-	struct raw_peer cm;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_ah *ah;
-	struct sockaddr_in group;
-	char buf[8][512];        /* [0]: sends; [1..]: receives */
-};
-
-static void fraw_ud_qp(struct fraw_ud *u)
-{
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	u->cq = ibv_create_cq(u->cm.id->verbs, 32, NULL, NULL, 0);
-	cr_assert(u->cq);
-	qia.send_cq = qia.recv_cq = u->cq;
-	cr_assert_eq(rdma_create_qp(u->cm.id, NULL, &qia), 0);
-	u->mr = ibv_reg_mr(u->cm.id->pd, u->buf, sizeof(u->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
-	cr_assert(u->mr);
-}
-
-static void fraw_ud_post_recv(struct fraw_ud *u, int i)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)u->buf[i],
-			       .length = sizeof(u->buf[i]),
-			       .lkey = u->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	cr_assert_eq(ibv_post_recv(u->cm.id->qp, &wr, &bad), 0);
-}
-
-/* Join group as a publisher would: its Q_Key, its address handle. */
-static void fraw_ud_join(struct fraw_ud *u, struct msga_ctx *ctx,
-			const char *group)
-{
-	memset(u, 0, sizeof(*u));
-	raw_bind(&u->cm, RDMA_PS_UDP);
-	fraw_ud_qp(u);
-	u->group.sin_family = AF_INET;
-	cr_assert_eq(inet_pton(AF_INET, group, &u->group.sin_addr), 1);
-	cr_assert_eq(rdma_join_multicast(u->cm.id,
-					 (struct sockaddr *)&u->group, NULL),
-		     0);
-	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_MULTICAST_JOIN);
-	u->ah = ibv_create_ah(u->cm.id->pd, &u->cm.ud.ah_attr);
-	cr_assert(u->ah);
-}
-
 /* One datagram of h (name: h->topic_len bytes) and len payload bytes. */
-static void fraw_ud_send(struct fraw_ud *u, struct msga__udw_hdr *h,
-			const char *name, uint32_t len)
+static void send_dgram(struct raw_ud *u, struct msga__udw_hdr *h,
+			 const char *name, uint32_t len)
 {
-	uint32_t n = msga__udw_put(u->buf[0], h, name);
-	struct ibv_sge sge = { .addr = (uintptr_t)u->buf[0], .length = n + len,
-			       .lkey = u->mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 1u << 20, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-		.wr.ud = { .ah = u->ah, .remote_qpn = u->cm.ud.qp_num,
-			   .remote_qkey = u->cm.ud.qkey },
-	}, *bad;
-	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
-	struct ibv_wc wc;
+	uint32_t n = msga__udw_put(u->buf, h, name);
 
-	cr_assert_leq(n + len, sizeof(u->buf[0]));
+	cr_assert_leq(n + len, sizeof(u->buf));
 	if (len)
-		dp_fill(u->buf[0] + n, len, 0, h->seq);
-	cr_assert_eq(ibv_post_send(u->cm.id->qp, &wr, &bad), 0);
-	for (;;) {
-		cr_assert_lt(dp_now_ms(), end, "the datagram never went");
-		if (ibv_poll_cq(u->cq, 1, &wc) < 1)
-			continue;
-		if (wc.wr_id == 1u << 20)
-			break;
-		fraw_ud_post_recv(u, (int)wc.wr_id); /* a receive: not now */
-	}
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s",
-		     ibv_wc_status_str(wc.status));
-}
-
-static void fraw_ud_close(struct fraw_ud *u, int joined)
-{
-	if (joined)
-		rdma_leave_multicast(u->cm.id, (struct sockaddr *)&u->group);
-	if (u->ah)
-		ibv_destroy_ah(u->ah);
-	raw_free_verbs(u->cm.id, u->mr, u->cq);
-	raw_close(&u->cm);
+		dp_fill(u->buf + n, len, 0, h->seq);
+	raw_ud_post(u, n + len, u->cm.ud.qkey);
 }
 
 /* A forged DATA of the real stream (origin, TOPIC) numbered seq. */
-static void forge(struct fraw_ud *u, uint64_t origin, uint64_t seq)
+static void forge(struct raw_ud *u, uint64_t origin, uint64_t seq)
 {
 	struct msga__udw_hdr h = { .type = MSGA__UDW_DATA,
 				   .flags = MSGA__UDW_FIRST | MSGA__UDW_LAST,
@@ -214,7 +130,7 @@ static void forge(struct fraw_ud *u, uint64_t origin, uint64_t seq)
 				   .msg_len = 64, .origin = origin,
 				   .seq = seq, .hb_ms = 100 };
 
-	fraw_ud_send(u, &h, TOPIC, 64);
+	send_dgram(u, &h, TOPIC, 64);
 }
 
 /* ------------------------------------------------ multicast */
@@ -309,7 +225,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	struct msga_sub *sub[2];
 	struct msga_sub_stats st;
 	struct msga_stream_stats ss = { .size = sizeof(ss) };
-	struct fraw_ud u;
+	struct raw_ud u;
 	struct rig r;
 	size_t n = sizeof(ahead) / sizeof(ahead[0]);
 
@@ -321,7 +237,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	join(sub[0], "mcast://" G_FAR, &tol, r.ctx);
 	join(sub[1], "mcast://" G_FAR, &stop, r.ctx);
 	real_send(&r, REAL / 2, all, 2);
-	fraw_ud_join(&u, r.ctx[1], G_FAR);
+	raw_ud_join(&u, r.ctx[1], G_FAR);
 	for (size_t i = 0; i < n; i++) {
 		forge(&u, tol.origin, r.seq + ahead[i]);
 		until_stat(&r, sub, 2,
@@ -358,7 +274,7 @@ Test(forged, far_ahead_numbers_neither_blackhole_nor_stop_a_stream,
 	cr_assert_eq(stop.bad, 0);
 	cr_assert_eq(stop.gaps, 0, "no gap on one forged word");
 	cr_assert_eq(stop.disconnected, 0, "the membership stays");
-	fraw_ud_close(&u, 1);
+	raw_ud_close(&u);
 	rig_down(&r);
 }
 
@@ -373,7 +289,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	struct msga_sub *sub[1];
 	struct msga_sub_stats st;
 	struct msga_stream_stats ss = { .size = sizeof(ss) };
-	struct fraw_ud u;
+	struct raw_ud u;
 	struct rig r;
 	uint64_t sent = 0;
 
@@ -384,7 +300,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	join(sub[0], "mcast://" G_FLOOD, &s, r.ctx);
 	real_send(&r, 20, all, 1);
 	cr_assert_eq(stats_of(sub[0]).probation, 0, "verified by now");
-	fraw_ud_join(&u, r.ctx[1], G_FLOOD);
+	raw_ud_join(&u, r.ctx[1], G_FLOOD);
 	for (uint64_t o = 1; o <= 2000; o++) {
 		forge(&u, 0xf0f0000000000000ull + o, 1);
 		if (++sent % 50)
@@ -414,7 +330,7 @@ Test(forged, a_flood_of_origins_stays_on_probation, .timeout = 300)
 	cr_assert_eq(ss.msgs, r.seq);
 	cr_assert_leq(st.streams, MSGA__UD_PROBATION_MAX + 1,
 		      "indexes reused: the table stays small");
-	fraw_ud_close(&u, 1);
+	raw_ud_close(&u);
 	rig_down(&r);
 }
 
@@ -431,7 +347,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	struct seen s = { 0 }, *all[1] = { &s };
 	struct msga_sub *sub[1];
 	struct msga_sub_stats st;
-	struct fraw_ud u;
+	struct raw_ud u;
 	struct rig r;
 
 	if (dp_is_iwarp())
@@ -440,7 +356,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	sub[0] = sub_on(r.ctx[1], 0, &s);
 	join(sub[0], "mcast://" G_FRAG, &s, r.ctx);
 	real_send(&r, 20, all, 1);
-	fraw_ud_join(&u, r.ctx[0], G_FRAG);
+	raw_ud_join(&u, r.ctx[0], G_FRAG);
 	for (uint64_t o = 1; o <= 40; o++) {
 		struct msga__udw_hdr h = {
 			.type = MSGA__UDW_DATA, .flags = MSGA__UDW_FIRST,
@@ -449,7 +365,7 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 			.origin = 0xf4a0000000000000ull + o,
 		};
 
-		fraw_ud_send(&u, &h, TOPIC, 256);
+		send_dgram(&u, &h, TOPIC, 256);
 	}
 	dp_send(r.pub, r.t, ++r.seq, 65536, r.ctx, 1);
 	cr_assert(dp_poll_until64(r.ctx, 2, &s.real, r.seq, 10000),
@@ -459,51 +375,23 @@ Test(forged, forged_fragments_leave_the_verified_reassembly_alone,
 	cr_assert_eq(st.msgs, r.seq, "(nothing forged was whole)");
 	cr_assert_geq(st.reasm_drops, 40 - 2,
 		      "the forged ones past the probation budget");
-	fraw_ud_close(&u, 1);
+	raw_ud_close(&u);
 	rig_down(&r);
 }
 
 /* ------------------------------------------------ ud:// */
 
-/* SIDR to the publisher's port, as a subscriber does: its QP, its Q_Key. */
-static void raw_ud_resolve(struct fraw_ud *u, struct msga_ctx *ctx,
-			   uint16_t port)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_UDP }, *ai;
-	char ps[8];
-
-	memset(u, 0, sizeof(*u));
-	raw_open(&u->cm, RDMA_PS_UDP);
-	snprintf(ps, sizeof(ps), "%u", port);
-	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, ps, &hints, &ai),
-		     0);
-	cr_assert_eq(rdma_resolve_addr(u->cm.id, NULL, ai->ai_dst_addr, 2000),
-		     0);
-	rdma_freeaddrinfo(ai);
-	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ADDR_RESOLVED);
-	cr_assert_eq(rdma_resolve_route(u->cm.id, 2000), 0);
-	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ROUTE_RESOLVED);
-	fraw_ud_qp(u);
-	for (int i = 1; i < 8; i++)
-		fraw_ud_post_recv(u, i);
-	cr_assert_eq(rdma_connect(u->cm.id, &(struct rdma_conn_param){ 0 }),
-		     0);
-	cr_assert_eq(raw_wait(&u->cm, ctx), RDMA_CM_EVENT_ESTABLISHED);
-	u->ah = ibv_create_ah(u->cm.id->pd, &u->cm.ud.ah_attr);
-	cr_assert(u->ah);
-}
-
-static void raw_subscribe(struct fraw_ud *u, uint64_t nonce, uint64_t cookie)
+static void raw_subscribe(struct raw_ud *u, uint64_t nonce, uint64_t cookie)
 {
 	struct msga__udw_hdr h = { .type = MSGA__UDW_SUBSCRIBE,
 				   .topic_len = 4, .seq = nonce,
 				   .origin = cookie };
 
-	fraw_ud_send(u, &h, "md.*", 0);
+	send_dgram(u, &h, "md.*", 0);
 }
 
 /* The publisher's next COOKIE for nonce, polling ctx meanwhile. */
-static uint64_t raw_cookie(struct fraw_ud *u, struct msga_ctx *ctx,
+static uint64_t raw_cookie(struct raw_ud *u, struct msga_ctx *ctx,
 			   uint64_t nonce)
 {
 	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
@@ -513,16 +401,17 @@ static uint64_t raw_cookie(struct fraw_ud *u, struct msga_ctx *ctx,
 	for (;;) {
 		cr_assert_lt(dp_now_ms(), end, "no COOKIE came");
 		msga_ctx_poll(ctx, 64);
-		if (ibv_poll_cq(u->cq, 1, &wc) < 1 || wc.wr_id >= 8)
+		if (ibv_poll_cq(u->cq, 1, &wc) < 1 ||
+		    wc.wr_id >= RAW_UD_RX)
 			continue;
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
-		if (msga__udw_get(u->buf[wc.wr_id] + MSGA__UD_GRH,
+		if (msga__udw_get(u->rx[wc.wr_id] + MSGA__UD_GRH,
 				  wc.byte_len - MSGA__UD_GRH, &h) ||
 		    h.type != MSGA__UDW_COOKIE || h.seq != nonce) {
-			fraw_ud_post_recv(u, (int)wc.wr_id);
+			raw_ud_post_recv(u, (uint32_t)wc.wr_id);
 			continue;
 		}
-		fraw_ud_post_recv(u, (int)wc.wr_id);
+		raw_ud_post_recv(u, (uint32_t)wc.wr_id);
 		cr_assert_neq(h.origin, 0);
 		return h.origin;
 	}
@@ -549,7 +438,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	struct seen s = { 0 };
 	struct msga_sub *sub;
 	struct msga__udep *ep;
-	struct fraw_ud u;
+	struct raw_ud u;
 	struct rig r;
 	uint64_t cookie;
 
@@ -596,7 +485,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	}
 	cr_assert_eq(s.bad, 0);
 	cr_assert_eq(stats_of(sub).msgs, REAL);
-	fraw_ud_close(&u, 0);
+	raw_ud_close(&u);
 	rig_down(&r);
 }
 
@@ -613,7 +502,7 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	struct seen s = { 0 };
 	struct msga__udep *mep;
 	struct msga_sub *sub;
-	struct fraw_ud u;
+	struct raw_ud u;
 	struct rig r;
 	uint64_t cookie;
 	int id;
@@ -636,16 +525,16 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	u.cm.ud.qp_num = mep->qp->qp_num;
 	h.type = MSGA__UDW_SUBACK;
 	h.seq = mep->nonce; /* even with the right nonce: wrong address */
-	fraw_ud_send(&u, &h, "md.*", 0);
+	send_dgram(&u, &h, "md.*", 0);
 	h.type = MSGA__UDW_COOKIE;
 	h.origin = 77;
-	fraw_ud_send(&u, &h, "md.*", 0);
+	send_dgram(&u, &h, "md.*", 0);
 	h.type = MSGA__UDW_DATA;
 	h.flags = MSGA__UDW_FIRST | MSGA__UDW_LAST;
 	h.origin = 1;
 	h.seq = 1;
 	h.msg_len = 64;
-	fraw_ud_send(&u, &h, TOPIC, 64);
+	send_dgram(&u, &h, TOPIC, 64);
 	for (uint64_t end = dp_now_ms() + 10000;
 	     stats_of(sub).spoofed < 3;) {
 		cr_assert_lt(dp_now_ms(), end, "spoofed: %llu",
@@ -656,7 +545,7 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	cr_assert_eq(mep->cookie, cookie, "no COOKIE taken");
 	cr_assert_eq(s.real + s.forged, 0, "no DATA taken");
 	cr_assert_eq(s.disconnected, 0);
-	fraw_ud_close(&u, 0);
+	raw_ud_close(&u);
 	rig_down(&r);
 }
 
@@ -678,7 +567,7 @@ Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
 	struct msga_sub *sub;
 	struct dp_rec pe = { 0 };
 	struct seen s = { 0 };
-	struct fraw_ud u;
+	struct raw_ud u;
 	uint32_t t;
 
 	if (dp_is_iwarp())
@@ -709,7 +598,7 @@ Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
 			  "message %llu never came", (unsigned long long)seq);
 	}
 	cr_assert_eq(s.bad, 0);
-	fraw_ud_close(&u, 0);
+	raw_ud_close(&u);
 	msga_ctx_close(ctx[1]);
 	msga_ctx_close(ctx[0]);
 }

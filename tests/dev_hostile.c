@@ -42,33 +42,6 @@ static const char *topic_seen(const struct dp_rec *rec)
 
 /* ------------------------------------------------ a raw RC publisher */
 
-#define RP_RECVS 8
-#define RP_SENDS 4
-#define RP_SLOT 4096
-
-/*
- * Accepts one subscriber with a publisher's hello and no ring (the
- * subscriber offers none: MSGA_SUB_NO_RING), so all it sends are SENDs.
- */
-struct raw_pub {
-	struct raw_peer cm;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint32_t sends;
-	int heard;                              /* receives completed */
-	char buf[RP_RECVS + RP_SENDS][RP_SLOT]; /* receives, then sends */
-};
-
-static void raw_pub_post_recv(struct raw_pub *rp, uint32_t i)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)rp->buf[i],
-			       .length = RP_SLOT, .lkey = rp->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 },
-			   *bad;
-
-	cr_assert_eq(ibv_post_recv(rp->cm.req->qp, &wr, &bad), 0);
-}
-
 /* The raw publisher's completions: receives counted, sends forgotten. */
 static void raw_pub_poll(struct raw_pub *rp)
 {
@@ -89,46 +62,18 @@ static void raw_pub_turn(struct raw_pub *rp, struct msga_ctx *ctx)
 }
 
 /*
- * Accept the subscriber connecting to rp's listener, and return once it
+ * Accept the subscriber connecting to rp's listener (it offers no ring:
+ * MSGA_SUB_NO_RING, so all it sends are SENDs), and return once it
  * reported CONNECTED and its SUBSCRIBE arrived (only then may we send:
  * iWARP's initiator sends first).
  */
-static void raw_pub_accept(struct raw_pub *rp, struct msga_ctx *ctx,
-			   const struct dp_rec *rec)
+static void raw_pub_connect(struct raw_pub *rp, struct msga_ctx *ctx,
+			    const struct dp_rec *rec)
 {
-	struct msga__wire_hello peer, mine = {
-		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
-		.role = 1, .recv_depth = RP_RECVS, .slot_size = RP_SLOT,
-	};
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = RP_SENDS, .max_recv_wr = RP_RECVS,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
-	struct rdma_conn_param param = { .private_data = pdata,
-					 .private_data_len = sizeof(pdata),
-					 .retry_count = 7 };
 	uint64_t end;
 
-	while (raw_wait(&rp->cm, ctx) != RDMA_CM_EVENT_CONNECT_REQUEST)
-		;
-	cr_assert_eq(msga__wire_hello_get(rp->cm.req_pdata, rp->cm.req_plen,
-					  &peer), 0);
-	cr_assert_eq(peer.role, 2);
-	cr_assert_eq(peer.ring_size, 0, "MSGA_SUB_NO_RING offered a ring");
-	rp->cq = ibv_create_cq(rp->cm.req->verbs, 2 * (RP_RECVS + RP_SENDS),
-			       NULL, NULL, 0);
-	cr_assert(rp->cq);
-	qia.send_cq = qia.recv_cq = rp->cq;
-	cr_assert_eq(rdma_create_qp(rp->cm.req, NULL, &qia), 0);
-	rp->mr = ibv_reg_mr(rp->cm.req->pd, rp->buf, sizeof(rp->buf),
-			    IBV_ACCESS_LOCAL_WRITE);
-	cr_assert(rp->mr);
-	for (uint32_t i = 0; i < RP_RECVS; i++)
-		raw_pub_post_recv(rp, i);
-	msga__wire_hello_put(pdata, &mine);
-	cr_assert_eq(rdma_accept(rp->cm.req, &param), 0);
+	raw_pub_accept(rp, ctx);
+	cr_assert_eq(rp->hello.ring_size, 0, "MSGA_SUB_NO_RING offered a ring");
 	end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
 	while (!rp->cm.established || !rec->connected || !rp->heard) {
 		cr_assert_lt(dp_now_ms(), end, "raw publisher: established %d, "
@@ -142,7 +87,7 @@ static void raw_pub_accept(struct raw_pub *rp, struct msga_ctx *ctx,
 static void raw_pub_send(struct raw_pub *rp, const struct msga__wire_hdr *h,
 			 const void *payload)
 {
-	char *buf = rp->buf[RP_RECVS + rp->sends++ % RP_SENDS];
+	char *buf = rp->buf[RAW_PUB_RECVS + rp->sends++ % RAW_PUB_SENDS];
 	struct ibv_sge sge = { .addr = (uintptr_t)buf,
 			       .length = MSGA__WIRE_HDR_LEN + h->len,
 			       .lkey = rp->mr->lkey };
@@ -150,16 +95,10 @@ static void raw_pub_send(struct raw_pub *rp, const struct msga__wire_hdr *h,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	cr_assert_leq(sge.length, RP_SLOT);
+	cr_assert_leq(sge.length, RAW_PUB_SLOT);
 	msga__wire_hdr_put(buf, h);
 	memcpy(buf + MSGA__WIRE_HDR_LEN, payload, h->len);
 	cr_assert_eq(ibv_post_send(rp->cm.req->qp, &wr, &bad), 0);
-}
-
-static void raw_pub_close(struct raw_pub *rp)
-{
-	raw_free_verbs(rp->cm.req, rp->mr, rp->cq);
-	raw_close(&rp->cm);
 }
 
 /*
@@ -181,7 +120,7 @@ static void raw_publish(const char *name, uint32_t len, struct dp_rec *rec)
 
 	memset(&rp, 0, sizeof(rp));
 	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm))), 0);
-	raw_pub_accept(&rp, ctx, rec);
+	raw_pub_connect(&rp, ctx, rec);
 	raw_pub_send(&rp, &topic, name);
 	dp_fill(msg, sizeof(msg), 0, 1);
 	raw_pub_send(&rp, &data, msg);

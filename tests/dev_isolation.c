@@ -10,7 +10,7 @@
  *    key at the victim's next ring offset: a remote access error, the
  *    victim's bytes untouched, its stream goes on without a loss. On
  *    siw, which ignores a zero-based registration's iova, no ring is
- *    offered at all (context.c): the attacker aims at the victim's
+ *    offered at all (zero_based.c): the attacker aims at the victim's
  *    receive buffers instead, which no peer may write.
  *  - READ endpoint (multicast, so not on iWARP): the retention key of
  *    one publisher's READ endpoint reads nothing through another
@@ -34,19 +34,10 @@
 #include "wire.h"
 
 #define NMSG 100
-#define RP_SLOT 4096
-#define RP_RECVS 4
 
-/* A raw publisher: accepts one subscriber, echoing any ring it offers. */
-struct attacker {
-	struct raw_peer cm;
-	struct msga__wire_hello hello;   /* what the subscriber offered */
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char buf[RP_RECVS + 1][RP_SLOT]; /* receives, then what it writes */
-};
-
-static struct ibv_wc att_wait(struct attacker *a, struct msga_ctx **ctx)
+/* The attacker: a raw publisher (dev_raw_peer.h) that writes from its
+ * first send slot. */
+static struct ibv_wc att_wait(struct raw_pub *a, struct msga_ctx **ctx)
 {
 	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
 	struct ibv_wc wc;
@@ -66,12 +57,13 @@ static struct ibv_wc att_wait(struct attacker *a, struct msga_ctx **ctx)
 	}
 }
 
-/* One signalled WRITE of len bytes of a->buf's last slot to (rkey, off). */
-static struct ibv_wc att_write(struct attacker *a, uint32_t rkey,
+/* One signalled WRITE of len bytes of a->buf's first send slot to
+ * (rkey, off). */
+static struct ibv_wc att_write(struct raw_pub *a, uint32_t rkey,
 			       uint64_t off, uint32_t len,
 			       struct msga_ctx **ctx)
 {
-	struct ibv_sge sge = { (uintptr_t)a->buf[RP_RECVS], len,
+	struct ibv_sge sge = { (uintptr_t)a->buf[RAW_PUB_RECVS], len,
 			       a->mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 99, .sg_list = &sge, .num_sge = 1,
@@ -83,58 +75,19 @@ static struct ibv_wc att_write(struct attacker *a, uint32_t rkey,
 	return att_wait(a, ctx);
 }
 
-static void att_accept(struct attacker *a, struct msga_ctx **ctx,
+/* A raw publisher (dev_raw_peer.h) accepts one subscriber, and waits. */
+static void att_accept(struct raw_pub *a, struct msga_ctx **ctx,
 		       const struct dp_rec *rec, int connected_before)
 {
-	struct msga__wire_hello mine = {
-		.magic = MSGA__WIRE_MAGIC, .version = MSGA__WIRE_VERSION,
-		.role = 1, .recv_depth = RP_RECVS, .slot_size = RP_SLOT,
-	};
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = RP_RECVS,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	uint8_t pdata[MSGA__WIRE_HELLO_LEN];
-	struct rdma_conn_param param = { .private_data = pdata,
-					 .private_data_len = sizeof(pdata),
-					 .retry_count = 7 };
 	uint64_t end;
 
-	while (raw_wait(&a->cm, ctx[0]) != RDMA_CM_EVENT_CONNECT_REQUEST)
-		;
-	cr_assert_eq(msga__wire_hello_get(a->cm.req_pdata, a->cm.req_plen,
-					  &a->hello), 0);
-	mine.ring_size = a->hello.ring_size; /* accepted, as it is offered */
-	a->cq = ibv_create_cq(a->cm.req->verbs, 16, NULL, NULL, 0);
-	cr_assert(a->cq);
-	qia.send_cq = qia.recv_cq = a->cq;
-	cr_assert_eq(rdma_create_qp(a->cm.req, NULL, &qia), 0);
-	a->mr = ibv_reg_mr(a->cm.req->pd, a->buf, sizeof(a->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
-	cr_assert(a->mr);
-	for (uint32_t i = 0; i < RP_RECVS; i++) {
-		struct ibv_sge sge = { (uintptr_t)a->buf[i], RP_SLOT,
-				       a->mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
-					  .num_sge = 1 }, *bad;
-
-		cr_assert_eq(ibv_post_recv(a->cm.req->qp, &wr, &bad), 0);
-	}
-	msga__wire_hello_put(pdata, &mine);
-	cr_assert_eq(rdma_accept(a->cm.req, &param), 0);
+	raw_pub_accept(a, ctx[0]);
 	end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
 	while (!a->cm.established || rec->connected <= connected_before) {
 		cr_assert_lt(dp_now_ms(), end, "attacker not connected");
 		raw_turn(&a->cm, ctx[0]);
 		msga_ctx_poll(ctx[1], 16);
 	}
-}
-
-static void att_close(struct attacker *a)
-{
-	raw_free_verbs(a->cm.req, a->mr, a->cq);
-	raw_close(&a->cm);
 }
 
 /* The subscriber's connection with id, from sub->conns. */
@@ -166,7 +119,7 @@ TestSuite(isolation);
 Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 {
 	static struct dp_rec rec, pe;
-	static struct attacker a;
+	static struct raw_pub a;
 	static char snap[MSGA__SUB_RING_SIZE];
 	struct msga_ctx *ctx[2] = { devtest_open_ctx(), devtest_open_ctx() };
 	struct msga_pub *pub = dp_pub(ctx[1], 0, &pe);
@@ -210,7 +163,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 		/* Control: the attacker's own key works, at its own ring's
 		 * far end (zeros: no record, its reader sees nothing). */
 		mine_off = MSGA__RING_REMOTE(MSGA__SUB_RING_SIZE - 64);
-		memset(a.buf[RP_RECVS], 0, 64);
+		memset(a.buf[RAW_PUB_RECVS], 0, 64);
 		wc = att_write(&a, a.hello.ring_rkey, mine_off, 64, ctx);
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "own ring: %s",
 			     ibv_wc_status_str(wc.status));
@@ -233,7 +186,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 	memcpy(snap, victim_mem, victim_len);
 
 	/* The attack: the victim's key, the victim's next offset. */
-	memset(a.buf[RP_RECVS], 0xa5, 64);
+	memset(a.buf[RAW_PUB_RECVS], 0xa5, 64);
 	wc = att_write(&a, victim_key, victim_off, 64, ctx);
 	cr_log_info("attacker's WRITE: %s", ibv_wc_status_str(wc.status));
 	if (ctx[0]->zero_based) {
@@ -265,7 +218,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 	cr_assert_eq(msga_pub_subscribers(pub), 1);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
-	att_close(&a);
+	raw_pub_close(&a);
 }
 
 /* ------------------------------------------------ the READ endpoint */

@@ -105,26 +105,6 @@ static void rd_rig_up(struct msga_ctx **ctx, const char *uri,
 	cr_assert(dp_poll_until(ctx, 2, &pe->connected, 1, 15000));
 }
 
-/*
- * iWARP has no multicast: what each test here would do is refused there,
- * and that is what the test checks on such a device.
- */
-static int iwarp_refuses(void)
-{
-	struct msga_pub_attr a = { .size = sizeof(a), .uri = G_READ,
-				   .flags = MSGA_PUB_RELIABLE };
-	struct msga_ctx *ctx;
-	struct msga_pub *pub = NULL;
-
-	if (!dp_is_iwarp())
-		return 0;
-	ctx = devtest_open_ctx();
-	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_null(pub);
-	msga_ctx_close(ctx);
-	return 1;
-}
-
 static struct msga_sub_stats rd_stats(const struct rd *r)
 {
 	struct msga_sub_stats st = { .size = sizeof(st) };
@@ -169,25 +149,6 @@ static void wait_ready(struct rd *r, int n, struct msga_ctx **ctx)
 		       rconn(&r[0]) ? rconn(&r[0])->state : 0);
 }
 
-static void wait_total(struct rd *r, uint64_t n, struct msga_ctx **ctx)
-{
-	struct msga_sub_stats st;
-
-	if (dp_poll_until64(ctx, 2, &r->rec.total, n, 30000))
-		return;
-	st = rd_stats(r);
-	cr_assert_fail("%llu of %llu: recovered %llu, reads %llu, naks %llu, "
-		       "fallbacks %llu, lost %llu, bad %llu (%s)",
-		       (unsigned long long)r->rec.total,
-		       (unsigned long long)n,
-		       (unsigned long long)st.recovered,
-		       (unsigned long long)st.reads,
-		       (unsigned long long)st.naks,
-		       (unsigned long long)st.read_fallbacks,
-		       (unsigned long long)st.unrecoverable,
-		       (unsigned long long)r->rec.bad, r->rec.first_bad);
-}
-
 /* seqs [from, to] of topic t, len bytes, polling ctxs[0..nctx) only. */
 static void send_range(struct msga_pub *pub, uint32_t t, uint64_t from,
 		       uint64_t to, size_t len, struct msga_ctx **ctx, int nctx)
@@ -211,7 +172,7 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 	uint64_t recovered = 0;
 	uint32_t t;
 
-	if (iwarp_refuses())
+	if (dp_iwarp_refuses(G_READ))
 		return;
 	memset(r, 0, sizeof(r));
 	rd_rig_up(ctx, G_READ, &pe, &pub, &t);
@@ -227,7 +188,7 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 	for (int i = 0; i < NSUBS; i++) {
 		struct msga_sub_stats st;
 
-		wait_total(&r[i], 800, ctx);
+		dp_wait_total(ctx, 2, &r[i].rec, r[i].sub, 800);
 		st = rd_stats(&r[i]);
 		cr_log_info("subscriber %d: %llu recovered by %llu READs, "
 			    "%llu NAKs, %llu fallbacks", i,
@@ -264,14 +225,14 @@ Test(read, nak_only_subscriber_never_reads, .timeout = 180)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (iwarp_refuses())
+	if (dp_iwarp_refuses(G_READ))
 		return;
 	rd_rig_up(ctx, G_NAKONLY, &pe, &pub, &t);
 	rd_sub(ctx[1], MSGA_SUB_REPAIR_BY_NAK, G_NAKONLY, &r, ctx);
 	send_range(pub, t, 1, 10, 64, ctx, 2);
 	send_range(pub, t, 11, 700, 64, ctx, 1);
 	send_range(pub, t, 701, 800, 64, ctx, 2);
-	wait_total(&r, 800, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 800);
 	st = rd_stats(&r);
 	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
 	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
@@ -298,7 +259,7 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (iwarp_refuses())
+	if (dp_iwarp_refuses(G_READ))
 		return;
 	rd_rig_up(ctx, G_WIDE, &pe, &pub, &t);
 	rd_sub(ctx[1], 0, G_WIDE, &r, ctx);
@@ -306,7 +267,7 @@ Test(read, a_span_too_wide_to_read_is_nakked, .timeout = 180)
 	wait_ready(&r, 1, ctx);
 	send_range(pub, t, 11, 1200, 200, ctx, 1);
 	send_range(pub, t, 1201, 1250, 200, ctx, 2);
-	wait_total(&r, 1250, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 1250);
 	st = rd_stats(&r);
 	cr_log_info("wide: %llu recovered, %llu READs, %llu NAKs, %llu "
 		    "fallbacks", (unsigned long long)st.recovered,
@@ -343,7 +304,7 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	char buf[64];
 	uint32_t t;
 
-	if (iwarp_refuses())
+	if (dp_iwarp_refuses(G_READ))
 		return;
 	rd_rig_up(ctx, G_RAW, &pe, &pub, &t);
 	cr_assert_not_null(pub->ud.serve);
@@ -368,7 +329,7 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	/* the publisher goes on, and serves the next subscriber */
 	rd_sub(ctx[1], 0, G_RAW, &r, ctx);
 	send_range(pub, t, 1, 20, 64, ctx, 2);
-	wait_total(&r, 20, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 20);
 	wait_ready(&r, 1, ctx);
 	raw_free_verbs(p.id, mr, NULL);
 	raw_close(&p);
@@ -395,7 +356,7 @@ Test(read, a_late_joiner_starts_from_the_number_it_names, .timeout = 120)
 	uint32_t t;
 	int cid;
 
-	if (iwarp_refuses())
+	if (dp_iwarp_refuses(G_READ))
 		return;
 	rd_rig_up(ctx, G_FROM, &pe, &pub, &t);
 	a.history = 5;
@@ -410,9 +371,9 @@ Test(read, a_late_joiner_starts_from_the_number_it_names, .timeout = 120)
 	r.rec.next[cid % DP_CONNS][0] = 30;
 	cr_assert(dp_poll_until(ctx, 2, &r.rec.connected, 1, 15000));
 	/* the idle stream's heartbeat places it: #30..#100 come */
-	wait_total(&r, 71, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 71);
 	send_range(pub, t, 101, 110, 64, ctx, 2);
-	wait_total(&r, 81, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 81);
 	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
 	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);
 	msga_ctx_close(ctx[0]);

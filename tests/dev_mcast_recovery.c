@@ -138,25 +138,6 @@ static void send_range(struct msga_pub *pub, uint32_t t, uint64_t from,
 }
 
 /* Poll until r has n messages; fail with its counters if it does not. */
-static void wait_total(struct rv *r, uint64_t n, struct msga_ctx **ctx)
-{
-	struct msga_sub_stats st;
-
-	if (dp_poll_until64(ctx, 2, &r->rec.total, n, 30000))
-		return;
-	st = rv_stats(r);
-	cr_assert_fail("%llu of %llu: recovered %llu, naks %llu, reads %llu, "
-		       "fallbacks %llu, lost %llu, losses %d, bad %llu (%s)",
-		       (unsigned long long)r->rec.total,
-		       (unsigned long long)n,
-		       (unsigned long long)st.recovered,
-		       (unsigned long long)st.naks,
-		       (unsigned long long)st.reads,
-		       (unsigned long long)st.read_fallbacks,
-		       (unsigned long long)st.unrecoverable, r->losses,
-		       (unsigned long long)r->rec.bad, r->rec.first_bad);
-}
-
 /* Poll for ms, whatever comes. */
 static void poll_quiet(struct msga_ctx **ctx, uint64_t ms)
 {
@@ -201,7 +182,7 @@ Test(recovery, a_starved_subscriber_recovers_a_lost_tail, .timeout = 120)
 	struct msga_sub_stats st;
 	struct rig g;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_STARVE))
 		return;
 	rig_up(&g, G_STARVE, 0);
 	rv_sub(g.ctx[1], 0, &r);
@@ -210,7 +191,7 @@ Test(recovery, a_starved_subscriber_recovers_a_lost_tail, .timeout = 120)
 	rv_join(&r, G_STARVE, g.ctx);
 	rv_join(&plain, G_STARVE, g.ctx);
 	send_range(g.pub, g.t, 1, 600, g.ctx, 1);
-	wait_total(&r, 600, g.ctx);
+	dp_wait_total(g.ctx, 2, &r.rec, r.sub, 600);
 	cr_assert(dp_poll_until(g.ctx, 2, &plain.gaps, 1, 10000),
 		  "the plain subscriber saw no gap");
 	st = rv_stats(&r);
@@ -237,14 +218,14 @@ Test(recovery, later_messages_wait_for_the_repair, .timeout = 120)
 	struct msga_sub_stats st;
 	struct rig g;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_MID))
 		return;
 	rig_up(&g, G_MID, 0);
 	rv_sub(g.ctx[1], MSGA_SUB_STOP_ON_GAP, &r);
 	rv_join(&r, G_MID, g.ctx);
 	send_range(g.pub, g.t, 1, 600, g.ctx, 1);
 	send_range(g.pub, g.t, 601, 700, g.ctx, 2);
-	wait_total(&r, 700, g.ctx);
+	dp_wait_total(g.ctx, 2, &r.rec, r.sub, 700);
 	st = rv_stats(&r);
 	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
 	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
@@ -266,7 +247,7 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 	uint64_t oldest, newest, first_lost;
 	struct rig g;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_SMALL))
 		return;
 	rig_up(&g, G_SMALL, MSGA_RETRANSMIT_MIN_BYTES);
 	/*
@@ -333,7 +314,7 @@ Test(recovery, a_late_joiner_gets_its_history_then_the_live_stream,
 	struct rv last50 = { 0 }, all = { 0 };
 	struct rig g;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_LATE))
 		return;
 	rig_up(&g, G_LATE, 0);
 	send_range(g.pub, g.t, 1, 100, g.ctx, 1);
@@ -343,11 +324,11 @@ Test(recovery, a_late_joiner_gets_its_history_then_the_live_stream,
 	rv_join(&last50, G_LATE, g.ctx);
 	rv_join(&all, G_LATE, g.ctx);
 	/* the stream is idle: its heartbeat tells them where it stands */
-	wait_total(&last50, 50, g.ctx);
-	wait_total(&all, 100, g.ctx);
+	dp_wait_total(g.ctx, 2, &last50.rec, last50.sub, 50);
+	dp_wait_total(g.ctx, 2, &all.rec, all.sub, 100);
 	send_range(g.pub, g.t, 101, 120, g.ctx, 2);
-	wait_total(&last50, 70, g.ctx);
-	wait_total(&all, 120, g.ctx);
+	dp_wait_total(g.ctx, 2, &last50.rec, last50.sub, 70);
+	dp_wait_total(g.ctx, 2, &all.rec, all.sub, 120);
 	cr_assert_eq(last50.first_seq, 51);
 	cr_assert_eq(all.first_seq, 1);
 	cr_assert_eq(last50.rec.bad + all.rec.bad, 0, "%s%s",
@@ -372,7 +353,7 @@ Test(recovery, a_starved_ud_subscriber_recovers_a_lost_tail, .timeout = 120)
 	struct msga_pub *pub;
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(dp_ud_uri(18990)))
 		return;
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();
@@ -382,7 +363,7 @@ Test(recovery, a_starved_ud_subscriber_recovers_a_lost_tail, .timeout = 120)
 	rv_join(&r, dp_ud_uri(msga_pub_port(pub)), ctx);
 	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 1, 15000));
 	send_range(pub, t, 1, 600, ctx, 1);
-	wait_total(&r, 600, ctx);
+	dp_wait_total(ctx, 2, &r.rec, r.sub, 600);
 	st = rv_stats(&r);
 	cr_log_info("ud://: %llu recovered after %llu NAKs",
 		    (unsigned long long)st.recovered,
@@ -513,7 +494,7 @@ Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
 	uint64_t hist = 0;
 	struct rig g;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_OOO))
 		return;
 	o = calloc(1, sizeof(*o));
 	cr_assert(o);
@@ -601,7 +582,7 @@ Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
 	int ida, idb;
 	uint32_t t;
 
-	if (dp_is_iwarp())
+	if (dp_iwarp_refuses(G_LINE_A))
 		return;
 	ctx[0] = devtest_open_ctx();
 	ctx[1] = devtest_open_ctx();

@@ -213,6 +213,53 @@ int dp_poll_until64(struct msga_ctx **ctxs, int nctx,
 	return 1;
 }
 
+int dp_iwarp_refuses(const char *uri)
+{
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = uri,
+				    .flags = MSGA_PUB_RELIABLE };
+	struct msga_pub *pub = NULL;
+	struct msga_sub *sub;
+	struct msga_ctx *ctx;
+	struct dp_rec rec = { 0 };
+
+	if (!dp_is_iwarp())
+		return 0;
+	ctx = devtest_open_ctx();
+	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP, "%s", uri);
+	cr_assert_null(pub);
+	sub = dp_sub(ctx, "*", &rec);
+	cr_assert_eq(msga_sub_connect(sub, uri), -EOPNOTSUPP, "%s", uri);
+	msga_ctx_close(ctx);
+	return 1;
+}
+
+struct msga_sub_stats dp_sub_stats(const struct msga_sub *sub)
+{
+	struct msga_sub_stats st = { .size = sizeof(st) };
+
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	return st;
+}
+
+void dp_wait_total(struct msga_ctx **ctxs, int nctx, const struct dp_rec *rec,
+		   const struct msga_sub *sub, uint64_t n)
+{
+	struct msga_sub_stats st;
+
+	if (dp_poll_until64(ctxs, nctx, &rec->total, n, 30000))
+		return;
+	st = dp_sub_stats(sub);
+	cr_assert_fail("%llu of %llu: recovered %llu, naks %llu, reads %llu, "
+		       "fallbacks %llu, lost %llu, bad %llu (%s)",
+		       (unsigned long long)rec->total, (unsigned long long)n,
+		       (unsigned long long)st.recovered,
+		       (unsigned long long)st.naks,
+		       (unsigned long long)st.reads,
+		       (unsigned long long)st.read_fallbacks,
+		       (unsigned long long)st.unrecoverable,
+		       (unsigned long long)rec->bad, rec->first_bad);
+}
+
 void dp_connect(struct msga_sub *sub, struct msga_pub *pub,
 		struct msga_ctx **ctxs, int nctx, int nsubs)
 {

@@ -49,6 +49,13 @@ const char *dp_uri(uint16_t port);
 const char *dp_ud_uri(int port);
 /* The device under test is iWARP: no UD, no multicast. */
 int dp_is_iwarp(void);
+/*
+ * On iWARP, assert the documented refusal of uri (mcast:// or ud://):
+ * msga_pub_create and msga_sub_connect fail with -EOPNOTSUPP, and
+ * return 1, so that a test which cannot run there still checks what the
+ * device must do instead of passing empty. Elsewhere return 0.
+ */
+int dp_iwarp_refuses(const char *uri);
 
 struct msga_pub *dp_pub(struct msga_ctx *ctx, uint32_t flags,
 			struct dp_rec *events);
@@ -70,6 +77,14 @@ int dp_poll_until(struct msga_ctx **ctxs, int nctx, const volatile int *flag,
 int dp_poll_until64(struct msga_ctx **ctxs, int nctx,
 		    const volatile uint64_t *val, uint64_t want,
 		    int timeout_ms);
+/* The subscriber's stats (asserting the call succeeds). */
+struct msga_sub_stats dp_sub_stats(const struct msga_sub *sub);
+/*
+ * Poll ctxs until rec counted n messages; if it never does, fail with
+ * sub's recovery stats (multicast) so the failure says where they went.
+ */
+void dp_wait_total(struct msga_ctx **ctxs, int nctx, const struct dp_rec *rec,
+		   const struct msga_sub *sub, uint64_t n);
 /* Send one checked message, polling ctxs while back-pressured. */
 void dp_send(struct msga_pub *pub, uint32_t topic, uint64_t seq, size_t len,
 	     struct msga_ctx **ctxs, int nctx);

@@ -14,6 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "msgaccel.h"
+#include "wire.h"
 
 struct raw_peer {
 	struct rdma_event_channel *ch;
@@ -59,24 +60,69 @@ enum ibv_wc_status raw_read(struct raw_peer *p, struct ibv_mr *mr, void *buf,
 			    uint64_t off, uint32_t len, uint32_t rkey,
 			    struct msga_ctx *ctx);
 /*
- * A raw UD sender in a multicast group: its own rdma_cm id, UD QP, CQ and
- * one registered buffer, joined to the group as a full member.
+ * A raw UD sender: its own rdma_cm id, UD QP and CQ, and one registered
+ * buffer: buf for what it sends, rx for receive slots (wr_id = slot).
+ * Joined to a multicast group as a full member (raw_ud_join), or
+ * resolved to a ud:// publisher's port by SIDR as a subscriber does
+ * (raw_ud_resolve, its receives posted).
  */
+#define RAW_UD_SLOT 512
+#define RAW_UD_RX 7
+#define RAW_UD_SEND_ID (1u << 20) /* a send's wr_id: not a slot */
+
 struct raw_ud {
 	struct raw_peer cm;
 	struct ibv_cq *cq;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr;            /* over buf and rx */
 	struct ibv_ah *ah;
-	struct sockaddr_in group;
-	uint8_t buf[512];
+	struct sockaddr_in group;     /* sin_family 0: never joined */
+	uint8_t buf[RAW_UD_SLOT];
+	uint8_t rx[RAW_UD_RX][RAW_UD_SLOT];
 };
 
 /* Join IPv4 group on the device under test (polling ctx meanwhile). */
 void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx, const char *group);
-/* Send buf[0, len) to the group with qkey, and wait for its completion. */
+/* SIDR to port on the test address: the publisher's QP and Q_Key. */
+void raw_ud_resolve(struct raw_ud *u, struct msga_ctx *ctx, uint16_t port);
+/* (Re)post receive slot i. */
+void raw_ud_post_recv(struct raw_ud *u, uint32_t i);
+/*
+ * Send buf[0, len) to the peer (group or publisher) with qkey, and wait
+ * for its completion; receives completing meanwhile are posted again.
+ */
 void raw_ud_post(struct raw_ud *u, uint32_t len, uint32_t qkey);
-/* Leave the group and free what raw_ud_join made. */
+/* Leave the group (if joined) and free what raw_ud_join/resolve made. */
 void raw_ud_close(struct raw_ud *u);
+
+/*
+ * A raw RC publisher (after raw_listen): accepts one subscriber with a
+ * publisher's hello that takes whatever ring the subscriber offers, and
+ * RAW_PUB_RECVS receives posted. buf: the receive slots, then
+ * RAW_PUB_SENDS slots that are the caller's to send or write from.
+ */
+#define RAW_PUB_SLOT 4096
+#define RAW_PUB_RECVS 8
+#define RAW_PUB_SENDS 4
+
+struct raw_pub {
+	struct raw_peer cm;
+	struct msga__wire_hello hello;  /* what the subscriber offered */
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint32_t sends;                 /* the caller's count */
+	int heard;                      /* the caller's count */
+	char buf[RAW_PUB_RECVS + RAW_PUB_SENDS][RAW_PUB_SLOT];
+};
+
+/*
+ * Wait (polling ctx) for the next CONNECT_REQUEST and accept it. Returns
+ * once accepted: what "connected" means is the caller's to wait for.
+ */
+void raw_pub_accept(struct raw_pub *rp, struct msga_ctx *ctx);
+/* (Re)post receive slot i. */
+void raw_pub_post_recv(struct raw_pub *rp, uint32_t i);
+void raw_pub_close(struct raw_pub *rp);
+
 /* What a test made for id, in the order verbs wants it gone (any NULL). */
 void raw_free_verbs(struct rdma_cm_id *id, struct ibv_mr *mr,
 		    struct ibv_cq *cq);

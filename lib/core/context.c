@@ -84,19 +84,6 @@ static uint32_t probe_max_inline(struct msga_ctx *ctx)
 	return lo;
 }
 
-/*
- * soft-iWARP (siw) takes ibv_reg_mr_iova() but ignores the iova: Linux
- * 6.1's siw_reg_user_mr() documents rnic_va as "not used by siw", and
- * siw_check_mem() bounds a remote access by the buffer's own virtual
- * address. So a zero-based registration there is reached only at our
- * address, which must then never go on the wire: on siw nothing is
- * registered for remote access (msga__reg_zero_based refuses, and the
- * RC ring is not offered). rxe, and the iWARP and IB hardware drivers
- * (cxgb4, irdma, mlx5), honour the iova. siw has no other id than its
- * vendor number (device names can be changed).
- */
-#define SIW_VENDOR_ID 0x626d74u
-
 static int ctx_query_device(struct msga_ctx *ctx)
 {
 	int ret = ibv_query_device(ctx->verbs, &ctx->dev_attr);
@@ -108,7 +95,6 @@ static int ctx_query_device(struct msga_ctx *ctx)
 		return msga__open_fail(-ret, "ibv_query_port(%s, %u)",
 				       ctx->dev_name, ctx->port);
 	ctx->transport = msga__transport_of(ctx->verbs, &ctx->port_attr);
-	ctx->zero_based = ctx->dev_attr.vendor_id != SIW_VENDOR_ID;
 	return 0;
 }
 
@@ -126,6 +112,9 @@ static int ctx_alloc_resources(struct msga_ctx *ctx)
 					       ctx->dev_name);
 	}
 	ctx->max_inline = probe_max_inline(ctx);
+	/* asked once here, so the ring offer and the READ endpoint never
+	 * wait for it (zero_based.c) */
+	ctx->zero_based = msga__zero_based_probe(ctx);
 	return 0;
 }
 
@@ -264,24 +253,6 @@ void *msga__reg_buf_pd(struct ibv_pd *pd, size_t len, struct ibv_mr **mr)
 		return NULL;
 	}
 	return buf;
-}
-
-/*
- * buf[0, len) for a peer's READ or WRITE (access), zero-based: the peer
- * addresses it by offset, so no address of ours goes on the wire. buf
- * must start a page (ib_uverbs_reg_mr refuses an iova whose offset in
- * its page is not the address's). pd
- * must be one of its own, never ctx->pd (internal.h). NULL with errno
- * set: EOPNOTSUPP where the device ignores the iova (siw, above).
- */
-struct ibv_mr *msga__reg_zero_based(struct msga_ctx *ctx, struct ibv_pd *pd,
-				    void *buf, size_t len, int access)
-{
-	if (!ctx->zero_based || pd == ctx->pd) {
-		errno = ctx->zero_based ? EINVAL : EOPNOTSUPP;
-		return NULL;
-	}
-	return ibv_reg_mr_iova(pd, buf, len, 0, access);
 }
 
 MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,

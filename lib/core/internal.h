@@ -39,7 +39,9 @@ struct msga_ctx {
 	enum msga_transport transport;
 	uint32_t flags;
 	uint32_t max_inline;
-	int zero_based;                  /* remote addresses are MR offsets */
+	int zero_based;                  /* the device honours iova 0, so
+					  * remote addresses are MR offsets
+					  * (probed at open: zero_based.c) */
 	uint8_t port;
 	char dev_name[64];
 	char errbuf[MSGA_ERRBUF_LEN];
@@ -110,6 +112,13 @@ void *msga__reg_buf(struct msga_ctx *ctx, size_t len, struct ibv_mr **mr);
 void *msga__reg_buf_pd(struct ibv_pd *pd, size_t len, struct ibv_mr **mr);
 struct ibv_mr *msga__reg_zero_based(struct msga_ctx *ctx, struct ibv_pd *pd,
 				    void *buf, size_t len, int access);
+/*
+ * 1 if the device honours the iova of a zero-based registration (a READ
+ * through a QP connected to itself says so), 0 if not or if the probe
+ * failed or timed out. Needs ctx's verbs, port and transport; for
+ * ctx->zero_based at open (zero_based.c).
+ */
+int msga__zero_based_probe(struct msga_ctx *ctx);
 
 /*
  * CLOCK_MONOTONIC in ns from the kernel: timers and timeouts. Receive
