@@ -124,8 +124,7 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 	case MSGA__LIVE_KEEPALIVE:
 		/* (no room: the peer is behind, and the next interval retries) */
 		if (conn_can_keepalive(c))
-			msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE,
-					0);
+			msga__conn_send_ctl(c, &h, 0);
 		break;
 	case MSGA__LIVE_OK:
 		break;

@@ -142,7 +142,7 @@ static void srq_drain_cq(struct msga__conn *c)
  * is a QP's LAST_WQE_REACHED, which says it takes no more SRQ receives.
  * Every event is acknowledged at once (ibv_destroy_qp waits for that).
  */
-void msga__srq_events(struct msga_ctx *ctx)
+void msga__srq_events(struct msga_ctx *ctx, const struct msga__ep_ops *ops)
 {
 	struct ibv_async_event ev;
 	struct msga__list *pos, *tmp;
@@ -154,7 +154,7 @@ void msga__srq_events(struct msga_ctx *ctx)
 						struct msga__ep, node);
 				struct msga__conn *c = msga__conn_of(ep);
 
-				if (ep->ops == &msga__rc_sub_conn_ops &&
+				if (ep->ops == ops &&
 				    c->qp && c->qp == ev.element.qp)
 					c->srq_last_wqe = 1;
 			}
@@ -186,7 +186,7 @@ int msga__srq_quiet(struct msga__conn *c, uint64_t now)
 	    c->srq->closing)
 		return 1;
 	msga__srq_conn_error(c);
-	msga__srq_events(c->ctx);
+	msga__srq_events(c->ctx, c->eng.ops);
 	return c->srq_last_wqe || now >= c->srq_quiet_by;
 }
 
