@@ -45,7 +45,7 @@ _Static_assert(!(RING_ACCESS & IBV_ACCESS_RELAXED_ORDERING),
  * MSGA__RING_BASE_SKEW bytes before it in its page (never read), and
  * nothing else, zero-based (ring.h: MSGA__RING_REMOTE; the hello carries
  * offset 0, never our address), in
- * the connection's own protection domain (rc_conn.c), so its rkey opens
+ * the connection's own protection domain (rc_setup.c), so its rkey opens
  * these bytes to this connection's QP only: another peer of ours that
  * learns it, or guesses it, gets a remote access error.
  */
