@@ -32,8 +32,11 @@ under bench/, or "include" for include/.
 exits 1 with one line per violation: an include or call edge from a folder
 to one its rule does not allow; an include or call loop (SCC) spanning
 more than one folder, when any of those folders has a rule; an edge from a
-file that has its own rule to a folder that rule does not allow. Folders
-without a rule are drawn but not checked, so the rules drive everything.
+file that has its own rule to a folder that rule does not allow; and,
+for the folders a line "acyclic: FOLDER..." names, any loop at all among
+their files (a transport's lower files reach their owners only through
+callbacks, issue 34). Folders without a rule are drawn but not checked,
+so the rules drive everything.
 
 --dot FILE writes the graphs as Graphviz digraphs (one per area and kind),
 files clustered by folder.
@@ -362,11 +365,15 @@ def check(graphs, rules, srcdir):
 				    and b not in rules[subject]):
 					bad.append('layers: %s edge %s -> %s: %s may not '
 						   'reach %s' % (g.kind, a, b, subject, fb))
+		acyclic = rules.get('acyclic', set())
 		for c in g.sccs:
 			fs = folders(c)
 			if len(fs) > 1 and any(f in rules for f in fs):
 				bad.append('layers: %s loop spans folders %s: %s' % (
 					g.kind, ' '.join(fs), ' '.join(c)))
+			elif len(fs) == 1 and fs[0] in acyclic:
+				bad.append('layers: %s loop inside %s, which must have '
+					   'none: %s' % (g.kind, fs[0], ' '.join(c)))
 	return bad
 
 

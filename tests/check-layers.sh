@@ -3,7 +3,8 @@
 # Self-test of scripts/depgraph.py --check (make check-layers): two fixture
 # trees (tests/layers/) with the folders of issue 24's layout. good/
 # keeps its LAYERS rules and must pass; bad/ has an rc header included by
-# core, an include loop and a call loop across core and rc, the engine
+# core, an include loop and a call loop across core and rc, a call loop
+# inside rc (ring.c and owner.c, where LAYERS says "acyclic: rc"), the engine
 # calling a transport, and a tool including a private header: the check
 # must fail with exactly those violations. The fixtures are compiled with
 # $CC so that the call graph is read from real objects (automake's
@@ -66,8 +67,9 @@ layers: include loop spans folders core rc: lib/core/engine.h lib/rc/conn.h
 layers: call edge lib/core/engine.c -> lib/rc/conn.c: core may not reach rc
 layers: call edge lib/core/engine.c -> lib/rc/conn.c: lib/core/engine.c may not reach rc
 layers: call loop spans folders core rc: lib/core/engine.c lib/rc/conn.c
+layers: call loop inside rc, which must have none: lib/rc/owner.c lib/rc/ring.c
 layers: include edge bench/tool.c -> lib/proto/codec.h: bench may not reach proto
-layers: 6 violation(s) of $here/bad/LAYERS
+layers: 7 violation(s) of $here/bad/LAYERS
 WANT
 expect "bad tree fails" 1 "$tmp/bad.want" \
 	--check "$here/bad/LAYERS" "$here/bad" "$tmp/bad"

@@ -556,7 +556,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	if (dp_is_iwarp())
 		return refused();
 	rig_up(&r, dp_ud_uri(0));
-	ep = r.pub->mc;
+	ep = r.pub->ud.ep;
 	raw_ud_resolve(&u, r.ctx[0], (uint16_t)msga_pub_port(r.pub));
 	for (uint64_t i = 1; i <= 1000; i++) {
 		raw_subscribe(&u, i, 0);
@@ -567,7 +567,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 		msga_ctx_poll(r.ctx[0], 64);
 	}
 	poll_ms(r.ctx, 200);
-	cr_assert_eq(r.pub->ndests, 0, "no destination on a SUBSCRIBE's word");
+	cr_assert_eq(r.pub->ud.ndests, 0, "no destination on a SUBSCRIBE's word");
 	cr_assert_eq(r.pe.connected, 0);
 	cr_assert_gt(ep->cookies_sent, 0);
 	cr_assert_gt(ep->cookies_bad, 0, "made-up cookies were refused");
@@ -580,7 +580,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 		msga_ctx_poll(r.ctx[0], 64);
 	}
 	poll_ms(r.ctx, 100);
-	cr_assert_eq(r.pub->ndests, 1, "one QP, one destination");
+	cr_assert_eq(r.pub->ud.ndests, 1, "one QP, one destination");
 	cr_assert_eq(r.pe.connected, 1);
 	/* a real subscriber still gets in, and everything */
 	sub = sub_on(r.ctx[1], 0, &s);
@@ -588,7 +588,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 		      0);
 	cr_assert(dp_poll_until(r.ctx, 2, &s.connected, 1, 15000),
 		  "the real subscriber did not connect");
-	cr_assert_eq(r.pub->ndests, 2);
+	cr_assert_eq(r.pub->ud.ndests, 2);
 	for (uint64_t seq = 1; seq <= REAL; seq++) {
 		dp_send(r.pub, r.t, seq, 64, r.ctx, 2);
 		cr_assert(dp_poll_until64(r.ctx, 2, &s.real, seq, 10000),
@@ -625,7 +625,7 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 	id = msga_sub_connect(sub, dp_ud_uri(msga_pub_port(r.pub)));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(r.ctx, 2, &s.connected, 1, 15000));
-	mep = msga__container_of(sub->mships.next, struct msga__udep,
+	mep = msga__container_of(sub->ud.mships.next, struct msga__udep,
 				 own_node);
 	cr_assert_eq(mep->id, (uint32_t)id);
 	cookie = mep->cookie;
@@ -695,10 +695,10 @@ Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
 		msga_ctx_poll(ctx[0], 64);
 	}
 	poll_ms(ctx, 200);
-	cr_assert_geq(pub->forged, 100, "unsigned SUBSCRIBEs counted: %llu",
-		      (unsigned long long)pub->forged);
-	cr_assert_eq(pub->mc->cookies_sent, 0, "a COOKIE went to no proof");
-	cr_assert_eq(pub->ndests, 0);
+	cr_assert_geq(pub->ud.forged, 100, "unsigned SUBSCRIBEs counted: %llu",
+		      (unsigned long long)pub->ud.forged);
+	cr_assert_eq(pub->ud.ep->cookies_sent, 0, "a COOKIE went to no proof");
+	cr_assert_eq(pub->ud.ndests, 0);
 	sub = sub_on(ctx[1], 0, &s);
 	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub))), 0);
 	cr_assert(dp_poll_until(ctx, 2, &s.connected, 1, 15000),

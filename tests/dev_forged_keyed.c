@@ -345,7 +345,7 @@ Test(forged_keyed, a_mac_publisher_takes_signed_naks, .timeout = 180)
 		      MSGA_SUB_REQUIRE_MAC | MSGA_SUB_REPAIR_BY_NAK, &rec);
 	/* every 5th datagram dropped, a gap the next one shows: sent in
 	 * runs, each waited for (201: the last run's last is not dropped) */
-	b.pub->fault_drop_every = 5;
+	b.pub->ud.fault_drop_every = 5;
 	for (uint64_t s = 1; s <= 201; s++) {
 		dp_send(b.pub, b.t, s, 64, b.ctx, 2);
 		if (s % 10 == 1)
@@ -362,8 +362,8 @@ Test(forged_keyed, a_mac_publisher_takes_signed_naks, .timeout = 180)
 	cr_assert_geq(st.recovered, 40, "recovered %llu",
 		      (unsigned long long)st.recovered);
 	cr_assert_eq(st.unrecoverable + st.forged, 0);
-	cr_assert_geq(b.pub->naks_taken, 1);
-	cr_assert_eq(b.pub->forged, 0);
+	cr_assert_geq(b.pub->ud.naks_taken, 1);
+	cr_assert_eq(b.pub->ud.forged, 0);
 	bed_down(&b);
 }
 
@@ -375,7 +375,7 @@ static void nak_until(struct raw_ud *u, struct bed *b, struct ibv_ah *to,
 		      enum raw_mac mac, const uint64_t *counter)
 {
 	struct msga__udw_hdr h = { .type = MSGA__UDW_NAK, .topic_len = 4,
-				   .origin = b->pub->origin, .seq = 1,
+				   .origin = b->pub->ud.origin, .seq = 1,
 				   .msg_len = 3 };
 	uint64_t end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
 	uint64_t before = *counter;
@@ -387,7 +387,7 @@ static void nak_until(struct raw_ud *u, struct bed *b, struct ibv_ah *to,
 	if (mac == RAW_BAD_MAC)
 		mkey[0] ^= 1;
 	u->ah = to;
-	u->cm.ud.qp_num = b->pub->mc->qp->qp_num;
+	u->cm.ud.qp_num = b->pub->ud.ep->qp->qp_num;
 	while (*counter == before) {
 		cr_assert_lt(dp_now_ms(), end, "no NAK was counted");
 		n = msga__udw_put(u->buf, &h, "fk.a");
@@ -425,15 +425,15 @@ Test(forged_keyed, a_mac_publisher_drops_forged_naks, .timeout = 120)
 				   at.grh.sgid_index, &at.grh.dgid), 0);
 	to = ibv_create_ah(u.cm.id->pd, &at);
 	cr_assert(to);
-	nak_until(&u, &b, to, RAW_NO_MAC, &b.pub->forged);
-	nak_until(&u, &b, to, RAW_BAD_MAC, &b.pub->forged);
-	cr_assert_eq(b.pub->naks_taken + b.pub->retx_msgs + b.pub->lost_sent,
+	nak_until(&u, &b, to, RAW_NO_MAC, &b.pub->ud.forged);
+	nak_until(&u, &b, to, RAW_BAD_MAC, &b.pub->ud.forged);
+	cr_assert_eq(b.pub->ud.naks_taken + b.pub->ud.retx_msgs + b.pub->ud.lost_sent,
 		     0, "a forged NAK was answered");
-	nak_until(&u, &b, to, RAW_GOOD_MAC, &b.pub->naks_taken);
-	cr_assert(dp_poll_until64(b.ctx, 2, &b.pub->retx_msgs, 3,
+	nak_until(&u, &b, to, RAW_GOOD_MAC, &b.pub->ud.naks_taken);
+	cr_assert(dp_poll_until64(b.ctx, 2, &b.pub->ud.retx_msgs, 3,
 				  devtest_wait_s(10) * 1000),
 		  "the NAK's 3 messages were not resent (%llu)",
-		  (unsigned long long)b.pub->retx_msgs);
+		  (unsigned long long)b.pub->ud.retx_msgs);
 	ibv_destroy_ah(to);
 	raw_ud_close(&u);
 	bed_down(&b);
@@ -472,7 +472,7 @@ Test(forged_keyed, ud_between_keyed_contexts, .timeout = 120)
 		send_paced(pub, t, s, ctx, recs, 1);
 	cr_assert_eq(rec.bad, 0, "%s", rec.first_bad);
 	cr_assert_eq(stats(sub).forged, 0);
-	cr_assert_eq(pub->forged, 0);
+	cr_assert_eq(pub->ud.forged, 0);
 	msga_pub_destroy(pub);
 out:
 	msga_ctx_close(ctx[0]);

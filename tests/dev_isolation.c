@@ -332,16 +332,16 @@ Test(isolation, a_retention_key_reads_only_through_its_read_endpoint,
 	rc = dp_pub(ctx, 0, &prc);
 	cr_assert(dp_poll_until(&ctx, 1, &pa.connected, 1, 15000));
 	cr_assert(dp_poll_until(&ctx, 1, &pb.connected, 1, 15000));
-	cr_assert_not_null(a->serve);
-	cr_assert_not_null(b->serve);
+	cr_assert_not_null(a->ud.serve);
+	cr_assert_not_null(b->ud.serve);
 	/* each endpoint's block in a PD of its own, not the context's */
-	cr_expect_neq(a->serve->pd, ctx->pd);
-	cr_expect_neq(a->serve->pd, b->serve->pd);
-	cr_expect_eq(a->serve->mr->pd, a->serve->pd);
+	cr_expect_neq(a->ud.serve->pd, ctx->pd);
+	cr_expect_neq(a->ud.serve->pd, b->ud.serve->pd);
+	cr_expect_eq(a->ud.serve->mr->pd, a->ud.serve->pd);
 
-	raw_reader(&ra, a->serve->port, ctx, NULL, 0);
+	raw_reader(&ra, a->ud.serve->port, ctx, NULL, 0);
 	cr_assert_eq(msga__rdw_get(ra.est_pdata, ra.est_plen, &oa), 0);
-	raw_reader(&rb, b->serve->port, ctx, NULL, 0);
+	raw_reader(&rb, b->ud.serve->port, ctx, NULL, 0);
 	cr_assert_eq(msga__rdw_get(rb.est_pdata, rb.est_plen, &ob), 0);
 	mr = ibv_reg_mr(ra.id->pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	cr_assert_not_null(mr);
@@ -364,7 +364,7 @@ Test(isolation, a_retention_key_reads_only_through_its_read_endpoint,
 	cr_assert_eq(ibv_query_qp(rr.id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC,
 				  &qi), 0);
 	cr_assert_eq(qa.max_rd_atomic, 0, "an RC connection answers READs");
-	cr_assert_neq(a->serve->pd, ctx->pd);
+	cr_assert_neq(a->ud.serve->pd, ctx->pd);
 	raw_free_verbs(ra.id, mr, NULL);
 	raw_close(&ra);
 	raw_close(&rb);

@@ -136,9 +136,9 @@ static struct msga_sub_stats rd_stats(const struct rd *r)
 /* The subscriber's READ connection to its one publisher, or NULL. */
 static const struct msga__rconn *rconn(const struct rd *r)
 {
-	for (uint32_t i = 0; r->sub->rconns && i < MSGA__UD_RCONN_MAX; i++)
-		if (r->sub->rconns[i])
-			return r->sub->rconns[i];
+	for (uint32_t i = 0; r->sub->ud.rconns && i < MSGA__UD_RCONN_MAX; i++)
+		if (r->sub->ud.rconns[i])
+			return r->sub->ud.rconns[i];
 	return NULL;
 }
 
@@ -215,13 +215,13 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 		return;
 	memset(r, 0, sizeof(r));
 	rd_rig_up(ctx, G_READ, &pe, &pub, &t);
-	cr_assert_not_null(pub->serve, "no READ endpoint: %s",
+	cr_assert_not_null(pub->ud.serve, "no READ endpoint: %s",
 			   msga_ctx_last_error(ctx[0]));
 	for (int i = 0; i < NSUBS; i++)
 		rd_sub(ctx[1], 0, G_READ, &r[i], ctx);
 	send_range(pub, t, 1, 10, 64, ctx, 2);
 	wait_ready(r, NSUBS, ctx);
-	cr_assert_eq(pub->serve->nreaders, NSUBS);
+	cr_assert_eq(pub->ud.serve->nreaders, NSUBS);
 	send_range(pub, t, 11, 700, 64, ctx, 1);  /* they starve */
 	send_range(pub, t, 701, 800, 64, ctx, 2); /* gaps seen, read */
 	for (int i = 0; i < NSUBS; i++) {
@@ -245,8 +245,8 @@ Test(read, starved_subscribers_repair_by_read_alone, .timeout = 180)
 		recovered += st.recovered;
 	}
 	cr_assert_gt(recovered, 0, "nothing was lost: nothing tested");
-	cr_assert_eq(pub->naks_taken, 0, "the publisher did no repair work");
-	cr_assert_eq(pub->retx_msgs, 0);
+	cr_assert_eq(pub->ud.naks_taken, 0, "the publisher did no repair work");
+	cr_assert_eq(pub->ud.retx_msgs, 0);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
 }
@@ -278,8 +278,8 @@ Test(read, nak_only_subscriber_never_reads, .timeout = 180)
 	cr_assert_gt(st.naks, 0);
 	cr_assert_eq(st.reads, 0);
 	cr_assert_null(rconn(&r), "a NAK-only subscriber connected to read");
-	cr_assert_eq(pub->serve->nreaders, 0);
-	cr_assert_gt(pub->naks_taken, 0);
+	cr_assert_eq(pub->ud.serve->nreaders, 0);
+	cr_assert_gt(pub->ud.naks_taken, 0);
 	msga_ctx_close(ctx[0]);
 	msga_ctx_close(ctx[1]);
 }
@@ -346,12 +346,12 @@ Test(read, the_read_endpoint_opens_its_block_and_nothing_more, .timeout = 120)
 	if (iwarp_refuses())
 		return;
 	rd_rig_up(ctx, G_RAW, &pe, &pub, &t);
-	cr_assert_not_null(pub->serve);
-	cr_assert_eq(raw_connect_with(&p, pub->serve->port, &cp, ctx[0]),
+	cr_assert_not_null(pub->ud.serve);
+	cr_assert_eq(raw_connect_with(&p, pub->ud.serve->port, &cp, ctx[0]),
 		     RDMA_CM_EVENT_ESTABLISHED);
 	cr_assert_eq(msga__rdw_get(p.est_pdata, p.est_plen, &offer), 0,
 		     "the accept carries no valid offer");
-	cr_assert_eq(offer.cap, pub->retain.cap);
+	cr_assert_eq(offer.cap, pub->ud.retain.cap);
 	cr_assert_eq(offer.len, MSGA__RETAIN_CTRL + offer.cap);
 	mr = ibv_reg_mr(p.id->pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	cr_assert_not_null(mr);

@@ -278,7 +278,7 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 	rv_sub(g.ctx[1], 0, &r);
 	rv_join(&r, G_SMALL, g.ctx);
 	send_range(g.pub, g.t, 1, 3000, g.ctx, 1);
-	cr_assert_gt(msga__retain_range(&g.pub->retain, g.t, &oldest, &newest),
+	cr_assert_gt(msga__retain_range(&g.pub->ud.retain, g.t, &oldest, &newest),
 		     0);
 	cr_assert_eq(newest, 3000);
 	cr_assert_gt(oldest, MSGA__UD_SUB_RX_DEPTH + 1, "the buffer kept it "
@@ -522,7 +522,7 @@ Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
 	cr_assert_eq(msga_sub_create(g.ctx[1], &sa, &sub), 0);
 	cr_assert_geq(msga_sub_connect(sub, G_OOO), 0);
 	cr_assert(dp_poll_until(g.ctx, 2, &o->connected, 1, 15000));
-	g.pub->fault_drop_every = 3;
+	g.pub->ud.fault_drop_every = 3;
 	/*
 	 * In batches: a stream has MSGA__UD_REPAIR_GAPS ranges missing at
 	 * most, and sent at once, more would be given up before the first
@@ -558,7 +558,7 @@ Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
 	cr_assert_eq(hist, st.recovered, "one latency per repair");
 	cr_assert_eq(o->losses + o->gaps, 0);
 	cr_assert_eq(st.unrecoverable, 0);
-	cr_assert_eq(sub->repair.c.held, 0, "nothing held back");
+	cr_assert_eq(sub->ud.repair.c.held, 0, "nothing held back");
 	cr_assert_gt(st.reads + st.naks, 0, "asked for by READ or NAK");
 	msga_sub_destroy(sub);
 	rig_down(&g);
@@ -612,10 +612,10 @@ Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
 	cr_assert_eq(msga_pub_topic(pub, "rv.x", &t), 0);
 	cr_assert(dp_poll_until(ctx, 2, &pe.connected, 2, 15000),
 		  "the publisher joined %d of its 2 lines", pe.connected);
-	pub->fault_drop_every = 3;
-	pub->fault_drop_line = 0;
+	pub->ud.fault_drop_every = 3;
+	pub->ud.fault_drop_line = 0;
 	cr_log_info("the publisher's joins: send-only %d, %d",
-		    pub->mc->groups[0].sendonly, pub->mc->groups[1].sendonly);
+		    pub->ud.ep->groups[0].sendonly, pub->ud.ep->groups[1].sendonly);
 	rv_sub(ctx[1], MSGA_SUB_AB_LINES, &r);
 	r.rec.strict = 0; /* the stream's conn_id moves to B with A's end */
 	ida = msga_sub_connect(r.sub, G_LINE_A);
@@ -635,8 +635,8 @@ Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
 		    "%llu behind; %u of A's datagrams dropped",
 		    (unsigned long long)a.first, (unsigned long long)a.behind,
 		    (unsigned long long)b.first, (unsigned long long)b.behind,
-		    pub->fault_count / 3);
-	cr_assert_eq(pub->fault_count, 500);
+		    pub->ud.fault_count / 3);
+	cr_assert_eq(pub->ud.fault_count, 500);
 	cr_assert_eq(r.rec.total, 500);
 	cr_assert_eq(r.rec.bad, 0, "%s", r.rec.first_bad);
 	cr_assert_eq(r.gaps + r.losses + r.dups + r.reorders, 0);

@@ -272,7 +272,7 @@ static struct msga_pub *full_table(struct msga_ctx **ctx,
  */
 static void pub_crash(struct msga_pub *pub)
 {
-	pub->mc->restarting = 1;
+	pub->ud.ep->restarting = 1;
 	msga_pub_destroy(pub);
 }
 

@@ -80,7 +80,7 @@ static struct msga_pub *reliable_pub(struct msga_ctx *ctx, const char *uri,
 	}
 	cr_assert_eq(ret, 0, "msga_pub_create = %d: %s", ret,
 		     msga_ctx_last_error(ctx));
-	cr_assert_not_null(pub->serve, "no READ endpoint: %s",
+	cr_assert_not_null(pub->ud.serve, "no READ endpoint: %s",
 			   msga_ctx_last_error(ctx));
 	return pub;
 }
@@ -120,7 +120,7 @@ static enum rdma_cm_event_type raw_try(struct msga_pub *pub,
 				       const uint8_t *pdata, uint8_t plen,
 				       struct raw_peer *p)
 {
-	return raw_connect_pdata(p, pub->serve->port, ctx, pdata, plen);
+	return raw_connect_pdata(p, pub->ud.serve->port, ctx, pdata, plen);
 }
 
 Test(read_auth, raw_readers_need_a_fresh_proof, .timeout = 120)
@@ -139,7 +139,7 @@ Test(read_auth, raw_readers_need_a_fresh_proof, .timeout = 120)
 		return;
 	}
 	cr_assert_eq(msga_pub_topic(pub, "ra.x", &t), 0);
-	origin = pub->origin;
+	origin = pub->ud.origin;
 
 	/* the control: a fresh, valid request is taken, with a proof */
 	make_request(good, key_a, realtime_ms(), origin);
@@ -189,8 +189,8 @@ Test(read_auth, raw_readers_need_a_fresh_proof, .timeout = 120)
 	cr_assert(dp_poll_until64(ctxs, 1, &pe.rejected, 5, 10000),
 		  "%llu refusals reported", (unsigned long long)pe.rejected);
 	cr_assert_eq(pe.last_status, -EACCES);
-	cr_assert_eq(pub->serve->refused, 5);
-	cr_assert_eq(pub->serve->nreaders, 0, "a refused reader was kept");
+	cr_assert_eq(pub->ud.serve->refused, 5);
+	cr_assert_eq(pub->ud.serve->nreaders, 0, "a refused reader was kept");
 	msga_ctx_close(ctx);
 }
 
@@ -225,10 +225,10 @@ Test(read_auth, keyed_subscriber_repairs_by_read, .timeout = 180)
 	for (uint64_t s = 1; s <= 10; s++)
 		dp_send(pub, t, s, 64, ctx, 2);
 	end = dp_now_ms() + 15000;
-	while (pub->serve->served < 1) {
+	while (pub->ud.serve->served < 1) {
 		cr_assert_lt(dp_now_ms(), end, "the keyed reader never "
 			     "connected (refused %llu)",
-			     (unsigned long long)pub->serve->refused);
+			     (unsigned long long)pub->ud.serve->refused);
 		msga_ctx_poll(ctx[0], 64);
 		msga_ctx_poll(ctx[1], 64);
 	}
@@ -243,7 +243,7 @@ Test(read_auth, keyed_subscriber_repairs_by_read, .timeout = 180)
 	cr_assert_gt(st.recovered, 0, "nothing was lost: nothing tested");
 	cr_assert_gt(st.reads, 0);
 	cr_assert_eq(st.naks, 0, "READ served every repair");
-	cr_assert_eq(pub->serve->refused, 0);
+	cr_assert_eq(pub->ud.serve->refused, 0);
 	cr_assert_eq(pe.rejected, 0);
 	msga_ctx_close(ctx[1]);
 	msga_ctx_close(ctx[0]);

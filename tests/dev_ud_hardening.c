@@ -157,8 +157,8 @@ static struct msga__udest *last_dest(struct msga_pub *pub,
 				     const struct dp_rec *pe)
 {
 	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++)
-		if (pub->dests[i].used && pub->dests[i].id == pe->last_conn)
-			return &pub->dests[i];
+		if (pub->ud.dests[i].used && pub->ud.dests[i].id == pe->last_conn)
+			return &pub->ud.dests[i];
 	cr_assert_fail("no slot for subscriber %u", pe->last_conn);
 	return NULL;
 }
@@ -257,14 +257,14 @@ Test(ud_hardening, an_error_completion_restarts_the_queue_pair,
 	ud_subscribe(sub, &rec, pub, ctx);
 	for (; seq <= 200; seq++)
 		dp_send(pub, t, seq, 2000, ctx, 1);
-	cr_assert_eq(ibv_modify_qp(pub->mc->qp, &err, IBV_QP_STATE), 0);
-	for (uint64_t end = dp_now_ms() + 10000; !pub->mc->qp_restarts;) {
+	cr_assert_eq(ibv_modify_qp(pub->ud.ep->qp, &err, IBV_QP_STATE), 0);
+	for (uint64_t end = dp_now_ms() + 10000; !pub->ud.ep->qp_restarts;) {
 		cr_assert_lt(dp_now_ms(), end, "no restart: %llu send errors",
-			     (unsigned long long)pub->mc->wc_errors);
+			     (unsigned long long)pub->ud.ep->wc_errors);
 		msga_ctx_poll(ctx[0], 64);
 	}
 	cr_assert_eq(pub->tx_nfree, MSGA__PUB_TX_SLOTS, "send buffers back");
-	cr_assert_eq(pub->big_inflight, 0);
+	cr_assert_eq(pub->ud.big_inflight, 0);
 	feed_alive(pub, t, &seq, &rec, ctx, 2, 64);
 	cr_assert_eq(pe.disconnected + rec.disconnected, 0,
 		     "a restart is not a death (status %d)", pe.last_status);
@@ -313,9 +313,9 @@ Test(ud_hardening, sends_failing_for_a_peer_timeout_end_the_publisher,
 	while (!pe.disconnected) {
 		cr_assert_lt(dp_now_ms(), start + 20000, "still alive after "
 			     "%llu restarts", (unsigned long long)
-			     pub->mc->qp_restarts);
-		if (!pub->mc->restarting && !pub->mc->dead) {
-			cr_assert_eq(ibv_modify_qp(pub->mc->qp, &err,
+			     pub->ud.ep->qp_restarts);
+		if (!pub->ud.ep->restarting && !pub->ud.ep->dead) {
+			cr_assert_eq(ibv_modify_qp(pub->ud.ep->qp, &err,
 						   IBV_QP_STATE), 0);
 			msga_pub_send(pub, t, msg, sizeof(msg));
 		}
@@ -323,9 +323,9 @@ Test(ud_hardening, sends_failing_for_a_peer_timeout_end_the_publisher,
 	}
 	cr_log_info("ended after %llu ms and %llu restarts",
 		    (unsigned long long)(dp_now_ms() - start),
-		    (unsigned long long)pub->mc->qp_restarts);
+		    (unsigned long long)pub->ud.ep->qp_restarts);
 	cr_assert_eq(pe.last_status, -ENETDOWN);
-	cr_assert_gt(pub->mc->qp_restarts, 1, "it restarted before it gave up");
+	cr_assert_gt(pub->ud.ep->qp_restarts, 1, "it restarted before it gave up");
 	cr_assert_geq(dp_now_ms() - start, 1000, "gave up before a peer "
 		      "timeout of failures");
 	for (uint64_t end = dp_now_ms() + 10000;
@@ -422,8 +422,8 @@ Test(ud_hardening, max_datagram_caps_the_datagram_size, .timeout = 120)
 	ctx[1] = devtest_open_ctx();
 	pub = pub_dgram(ctx[0], G_BIG, 512, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "x", &t), 0);
-	cr_assert_leq(pub->frag + MSGA__UDW_HDR_MAX, 512, "fragment %u",
-		      pub->frag);
+	cr_assert_leq(pub->ud.frag + MSGA__UDW_HDR_MAX, 512, "fragment %u",
+		      pub->ud.frag);
 	sub = dp_sub(ctx[1], "x", &rec);
 	rec.strict = 1;
 	cr_assert_geq(msga_sub_connect(sub, G_BIG), 0);

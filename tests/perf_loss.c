@@ -181,7 +181,7 @@ struct pubrun {
 static void publish(struct pubrun *r, const struct opts *o, uint32_t kind,
 		    uint32_t first, uint64_t due_ns)
 {
-	uint64_t before = r->pub->fault_dropped, t;
+	uint64_t before = r->pub->ud.fault_dropped, t;
 	struct msga_claim c;
 	struct rec h;
 	int ret;
@@ -204,7 +204,7 @@ static void publish(struct pubrun *r, const struct opts *o, uint32_t kind,
 	r->seq++;
 	/* this number went into the hook's drop, or out: next ones say so */
 	r->dropped_bits = r->dropped_bits << 1 |
-			  (r->pub->fault_dropped != before);
+			  (r->pub->ud.fault_dropped != before);
 	if (due_ns && t > due_ns && t - due_ns > r->max_lag_ns)
 		r->max_lag_ns = t - due_ns;
 }
@@ -293,12 +293,12 @@ static int run_pub(const struct opts *o)
 		die("the publisher's join", -ETIMEDOUT, r.ctx);
 	paced(&r, o, (uint64_t)o->warmup, K_WARMUP, 0, &sent);
 	first = (uint32_t)r.seq + 1;
-	r.pub->fault_rng = (uint32_t)o->seed;
-	r.pub->fault_drop_ppm = (uint32_t)o->loss_ppm;
+	r.pub->ud.fault_rng = (uint32_t)o->seed;
+	r.pub->ud.fault_drop_ppm = (uint32_t)o->loss_ppm;
 	cpu0 = cpu_now();
 	r.max_lag_ns = 0;
 	took = paced(&r, o, n, K_MEASURED, first, &sent);
-	r.pub->fault_drop_ppm = 0; /* the end marker is not dropped */
+	r.pub->ud.fault_drop_ppm = 0; /* the end marker is not dropped */
 	publish(&r, o, K_END, first, 0);
 	end = now_ns() + (uint64_t)o->linger_ms * 1000000u;
 	while (now_ns() < end) /* (NAKs wake the fd) */
@@ -314,8 +314,8 @@ static int run_pub(const struct opts *o)
 	       ",\"cpu_us_per_msg\":%.3f}\n",
 	       o->rate, n, sent, took ? (double)sent * 1e9 / (double)took : 0.0,
 	       (double)r.max_lag_ns / 1e6, o->loss_ppm,
-	       r.pub->fault_dropped, r.pub->naks_taken, r.pub->retx_msgs,
-	       r.pub->lost_sent, r.claim_waits, cpu, cpu1.sys - cpu0.sys,
+	       r.pub->ud.fault_dropped, r.pub->ud.naks_taken, r.pub->ud.retx_msgs,
+	       r.pub->ud.lost_sent, r.claim_waits, cpu, cpu1.sys - cpu0.sys,
 	       cpu * 1e6 / (double)sent);
 	fflush(stdout);
 	msga_pub_destroy(r.pub);

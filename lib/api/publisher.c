@@ -29,7 +29,7 @@
 #define PUB_ATTR_HAS MSGA__PUB_ATTR_HAS
 
 
-static const struct msga__ep_ops pub_ops;
+static const struct msga__ep_ops pub_ep_ops;
 static void pub_free(struct msga_pub *pub);
 
 
@@ -77,8 +77,8 @@ static int pub_heartbeat(struct msga_pub *pub,
 		cap_ms = ms;
 	if (cap_ms > MSGA__UDW_HB_MS_MAX)
 		cap_ms = MSGA__UDW_HB_MS_MAX;
-	pub->hb_ns = ms * 1000000u;
-	pub->hb_cap_ms = (uint16_t)cap_ms;
+	pub->ud.hb_ns = ms * 1000000u;
+	pub->ud.hb_cap_ms = (uint16_t)cap_ms;
 	return 0;
 }
 
@@ -252,9 +252,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	pub->user = attr->user;
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
 			  sizeof(attr->max_datagram))
-		pub->max_datagram = attr->max_datagram;
+		pub->ud.max_datagram = attr->max_datagram;
 	msga__list_init(&pub->rc.conns);
-	msga__ep_add(ctx, &pub->eng, &pub_ops, 0);
+	msga__ep_add(ctx, &pub->eng, &pub_ep_ops, 0);
 	ret = pub_limits(pub, attr);
 	if (!ret)
 		ret = pub_alloc(pub);
@@ -639,7 +639,7 @@ static uint64_t pub_tick(struct msga__ep *ep, uint64_t now)
 				       pub->user);
 }
 
-static const struct msga__ep_ops pub_ops = {
+static const struct msga__ep_ops pub_ep_ops = {
 	.on_cm = pub_on_cm,
 	.tick = pub_tick,
 	.work = pub_progress,

@@ -23,6 +23,7 @@
 #include "reasm.h"
 #include "reject_limit.h"
 #include "rc_pub.h"
+#include "ud_obj.h"
 #include "repair.h"
 #include "retain.h"
 #include "ud_stream.h"
@@ -192,54 +193,7 @@ struct msga_pub {
 	uint16_t big_topic;
 	uint64_t big_seq;
 
-	/* multicast publishers (mcast_pub.c) */
-	struct msga__udep *mc;
-	struct msga__mcast_range mc_range;
-	struct msga__mcast_range mc_range_b; /* msga_pub_attr.uri_b */
-	int line_b;                     /* every datagram goes on both */
-	/*
-	 * Fault injection for tests only (no API sets it): drop every
-	 * fault_drop_every-th data datagram of line fault_drop_line (0: A,
-	 * 1: B) before it is sent, so a test can make one line lossy and
-	 * the other whole. Or, with fault_drop_ppm set, drop each data
-	 * datagram, of any line or ud:// destination, with that chance in
-	 * a million, drawn from the xorshift32 state fault_rng (the test
-	 * seeds it; nonzero), and count the drops in fault_dropped. Resends
-	 * (mcast_retx.c) do not pass through the hook: repairs are never
-	 * dropped.
-	 */
-	uint32_t fault_drop_every, fault_drop_line, fault_count;
-	uint32_t fault_drop_ppm, fault_rng;
-	uint64_t fault_dropped;
-	uint64_t origin;
-	uint32_t frag;                  /* fragment payload */
-	uint32_t max_datagram;          /* msga_pub_attr's; 0: the MTU's */
-	int pumping;                    /* a fragmented message is going out */
-	const char *pump_data;
-	uint32_t pump_off, pump_lkey;
-	int32_t pump_tag;               /* tx slot, or MSGA__TAG_BIG */
-	uint32_t big_inflight;          /* big_buf datagrams not completed */
-	/* unicast UD publishers (ud_unicast.c): subscribers by slot */
-	int unicast;
-	struct msga__udest *dests;
-	uint32_t next_dest_id;
-	int ndests;
-	uint64_t pump_mask;             /* dest slots the message goes to */
-	/* heartbeats (msga_pub_attr.heartbeat_ms) */
-	uint64_t hb_ns;                 /* the first after this much idling */
-	uint16_t hb_cap_ms;             /* the longest interval, announced */
-	uint64_t hb_look_ns;            /* next look at the topics */
-	int hb_active;                  /* a commit since the last look */
-	/* MSGA_PUB_RELIABLE (mcast_retx.c) */
-	int reliable;
-	struct msga__retain retain;
-	struct msga__rserve *serve;     /* READs of retain (mcast_serve.c) */
-	uint32_t rpos_flag;             /* MSGA__UDW_RPOS while served */
-	uint64_t big_rpos;              /* the message's record position */
-	uint64_t retx_window_ns;        /* the NAK budget's window start */
-	uint32_t retx_sent;             /* datagrams for NAKs in it */
-	uint64_t naks_taken, retx_msgs, lost_sent;
-	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
+	struct msga__pub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
 	int dead;                       /* destroyed in a callback (engine.c) */
 };
 
@@ -265,7 +219,15 @@ struct msga__sub_ops {
 	int (*hold)(const struct msga_msg *msg, struct msga__rxslot *slot);
 	void (*release)(const struct msga_msg *msg,
 			struct msga__rxslot *slot);
+	/* msga_sub_line_stats: 0, or -ENOENT when conn_id is none of this
+	 * transport's lines (NULL: the transport has no lines) */
+	int (*line)(const struct msga_sub *sub, uint32_t conn_id,
+		    uint64_t *first, uint64_t *behind);
 };
+
+/* Ask each transport for conn_id's line (subscriber.c): 0 or -ENOENT. */
+int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
+		   uint64_t *first, uint64_t *behind);
 
 /* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
  * (mcast_sub_ops.c). */
@@ -284,24 +246,8 @@ struct msga_sub {
 	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
 	int no_srq;                    /* the device has none */
 
-	/* multicast memberships (mcast_sub.c) */
 	uint32_t flags;
-	struct msga__list mships;
-	struct msga__ustreams streams;
-	struct msga__reasm reasm;
-	struct msga__reasm preasm;     /* streams on probation (mcast_sub.c) */
-	struct msga_sub_stats st;
-	uint64_t silence_look_ns;      /* next look for silent streams */
-	/* recovery from reliable publishers (mcast_repair.c) */
-	uint64_t recovery_ns;          /* msga_sub_attr.recovery_ms */
-	uint32_t recovery_bytes;
-	uint32_t history;              /* msga_sub_attr.history */
-	uint64_t history_from;         /* msga_sub_attr.history_from */
-	int repair_on;                 /* sub->repair is set up */
-	struct msga__repair repair;
-	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */
-	struct msga__rstream *rstreams; /* ring positions, by stream */
-	struct msga__rconn **rconns;   /* READ repair: MSGA__UD_RCONN_MAX */
+	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

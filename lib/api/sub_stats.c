@@ -3,13 +3,12 @@
  * sub_stats.c - msga_sub_stats, msga_sub_line_stats and
  * msga_sub_stream_stats: a subscriber's counters of its UD streams
  * (mcast:// and ud:// memberships), copied out at the caller's size. Each
- * counter is read where it is kept: the subscriber's own (sub->st), the
+ * counter is read where it is kept: the subscriber's own (sub->ud.st), the
  * stream table's (ud_stream.h), recovery's latency histogram (repair.h)
  * and each membership's line counters (mcast_sub.c).
  */
 #include <string.h>
 
-#include "mcast.h"
 #include "pubsub.h"
 
 /*
@@ -38,14 +37,14 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 
 	if (!sub || !out || out->size < SUB_STATS_MIN)
 		return -EINVAL;
-	st = sub->st;
+	st = sub->ud.st;
 	st.size = size_for(out->size, sizeof(st));
-	if (sub->repair_on)
-		memcpy(st.recovery_hist, sub->repair.c.hist,
+	if (sub->ud.repair_on)
+		memcpy(st.recovery_hist, sub->ud.repair.c.hist,
 		       sizeof(st.recovery_hist));
-	msga__ustreams_totals(&sub->streams, &all);
-	st.streams = sub->streams.top;
-	st.evicted = sub->streams.evicted;
+	msga__ustreams_totals(&sub->ud.streams, &all);
+	st.streams = sub->ud.streams.top;
+	st.evicted = sub->ud.streams.evicted;
 	st.msgs = all.msgs;
 	st.bytes = all.bytes;
 	st.gaps = all.gaps;
@@ -54,8 +53,8 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	st.late = all.late;
 	st.reasm_drops = all.reasm_drops;
 	st.far_ahead = all.far_ahead;
-	st.probation = sub->streams.nprob;
-	st.probation_evicted = sub->streams.prob_evicted;
+	st.probation = sub->ud.streams.nprob;
+	st.probation_evicted = sub->ud.streams.prob_evicted;
 	memcpy(out, &st, st.size);
 	return 0;
 }
@@ -68,7 +67,7 @@ MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
 	if (!sub || !out || out->size < LINE_STATS_MIN)
 		return -EINVAL;
 	/* no such membership (an RC connection has none): -ENOENT */
-	if (msga__msub_line(sub, conn_id, &st.first, &st.behind))
+	if (msga__sub_line(sub, conn_id, &st.first, &st.behind))
 		return -ENOENT;
 	st.size = size_for(out->size, sizeof(st));
 	memcpy(out, &st, st.size);
@@ -83,7 +82,7 @@ MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
 
 	if (!sub || !out || out->size < STREAM_STATS_MIN)
 		return -EINVAL;
-	s = msga__ustreams_at(&sub->streams, idx);
+	s = msga__ustreams_at(&sub->ud.streams, idx);
 	if (!s)
 		return -ENOENT; /* never used, or evicted */
 	msga__ustream_stats(s, &st);

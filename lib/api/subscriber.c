@@ -16,7 +16,7 @@
 	(offsetof(struct msga_sub_attr, user) + sizeof(void *))
 
 static void sub_free(struct msga_sub *sub);
-static const struct msga__ep_ops sub_ops;
+static const struct msga__ep_ops sub_ep_ops;
 
 /* Every transport a subscriber may hold connections of, in free order. */
 static const struct msga__sub_ops *const sub_transports[] = {
@@ -100,13 +100,13 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->on_event = attr->on_event;
 	sub->user = attr->user;
 	sub->flags = attr->flags;
-	sub->recovery_ns = (uint64_t)ms * 1000000u;
-	sub->recovery_bytes = bytes;
-	sub->history = SUB_ATTR_GET(attr, history);
-	sub->history_from = SUB_ATTR_GET(attr, history_from);
+	sub->ud.recovery_ns = (uint64_t)ms * 1000000u;
+	sub->ud.recovery_bytes = bytes;
+	sub->ud.history = SUB_ATTR_GET(attr, history);
+	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	msga__list_init(&sub->conns);
-	msga__list_init(&sub->mships);
-	msga__ep_add(ctx, &sub->eng, &sub_ops, 0);
+	msga__list_init(&sub->ud.mships);
+	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);
 	*subp = sub;
 	return 0;
 }
@@ -179,7 +179,7 @@ static void sub_destroy(struct msga__ep *ep)
 	msga_sub_destroy(sub_of(ep));
 }
 
-static const struct msga__ep_ops sub_ops = {
+static const struct msga__ep_ops sub_ep_ops = {
 	.tick = sub_tick,
 	.reap = sub_reap,
 	.destroy = sub_destroy,
@@ -209,6 +209,18 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		return -EINVAL;
 	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
 		ret = sub_transports[i]->disconnect(sub, conn_id);
+	return ret;
+}
+
+int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
+		   uint64_t *first, uint64_t *behind)
+{
+	int ret = -ENOENT;
+
+	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
+		if (sub_transports[i]->line)
+			ret = sub_transports[i]->line(sub, conn_id, first,
+						      behind);
 	return ret;
 }
 

@@ -179,8 +179,8 @@ int msga__dgram_auth_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (ret == 1 || (!ret && !requires_mac(ep, type)))
 		return 0;
 	if (ep->sub)
-		ep->sub->st.forged++;
+		ep->sub->ud.st.forged++;
 	else if (ep->pub)
-		ep->pub->forged++;
+		ep->pub->ud.forged++;
 	return -EBADMSG;
 }

@@ -233,7 +233,7 @@ struct msga__nakdst {
 
 struct msga__udep {
 	struct msga__ep eng;         /* the engine's: cm_id->context */
-	struct msga__list own_node;  /* sub->mships */
+	struct msga__list own_node;  /* sub->ud.mships */
 	struct msga_ctx *ctx;
 	struct msga_pub *pub;        /* owner: a publisher ... */
 	struct msga_sub *sub;        /* ... or a subscriber's membership */

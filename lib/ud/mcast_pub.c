@@ -16,18 +16,18 @@
 /* The endpoint's datagram geometry, and this publisher's origin id. */
 int msga__mpub_setup(struct msga_pub *pub)
 {
-	pub->mc->pub = pub;
-	pub->origin = msga__new_origin();
+	pub->ud.ep->pub = pub;
+	pub->ud.origin = msga__new_origin();
 	/* rdma_cm reports no group MTU (struct rdma_ud_param has none); on
 	 * RoCE the kernel gives groups the netdev's, the port's MTU. */
-	pub->mc->max_dgram = msga__dgram_size(pub->mc->max_dgram, 0,
-					      pub->max_datagram) -
+	pub->ud.ep->max_dgram = msga__dgram_size(pub->ud.ep->max_dgram, 0,
+					      pub->ud.max_datagram) -
 			      msga__dgram_auth_room(pub); /* MSGA_PUB_MAC */
-	pub->frag = (pub->mc->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
-	if (pub->frag < MSGA__UD_MIN_FRAG)
+	pub->ud.frag = (pub->ud.ep->max_dgram - MSGA__UDW_HDR_MAX) & ~63u;
+	if (pub->ud.frag < MSGA__UD_MIN_FRAG)
 		return msga__ctx_fail(pub->ctx, -EMSGSIZE,
 				      "path MTU %u too small",
-				      pub->mc->max_dgram);
+				      pub->ud.ep->max_dgram);
 	return 0;
 }
 
@@ -63,32 +63,32 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri,
 	struct msga__mgroup *g;
 	int ret;
 
-	if (msga__parse_mcast_uri(uri, &pub->mc_range))
+	if (msga__parse_mcast_uri(uri, &pub->ud.mc_range))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
 				      "multicast uri '%s'", uri);
-	if (uri_b && (msga__parse_mcast_uri(uri_b, &pub->mc_range_b) ||
-		      pub->mc_range_b.host_bits != pub->mc_range.host_bits ||
-		      pub->mc_range_b.base.ss_family !=
-		      pub->mc_range.base.ss_family ||
-		      same_addr(&pub->mc_range_b.base, &pub->mc_range.base)))
+	if (uri_b && (msga__parse_mcast_uri(uri_b, &pub->ud.mc_range_b) ||
+		      pub->ud.mc_range_b.host_bits != pub->ud.mc_range.host_bits ||
+		      pub->ud.mc_range_b.base.ss_family !=
+		      pub->ud.mc_range.base.ss_family ||
+		      same_addr(&pub->ud.mc_range_b.base, &pub->ud.mc_range.base)))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: uri_b "
 				      "'%s' is not a multicast uri of the "
 				      "shape of '%s'", uri_b, uri);
-	pub->line_b = uri_b != NULL;
+	pub->ud.line_b = uri_b != NULL;
 	/* a reliable publisher takes NAKs on its queue pair */
-	ret = msga__udep_new(ctx, pub->reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
-			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->mc);
+	ret = msga__udep_new(ctx, pub->ud.reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
+			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->ud.ep);
 	if (!ret)
 		ret = msga__mpub_setup(pub);
 	if (ret)
 		return ret;
-	if (pub->reliable)
+	if (pub->ud.reliable)
 		serve_reads(pub);
-	if (pub->mc_range.host_bits)
+	if (pub->ud.mc_range.host_bits)
 		return 0; /* a range: groups are joined per topic */
-	ret = msga__udep_join(pub->mc, &pub->mc_range.base, 1, &g);
-	if (!ret && pub->line_b)
-		ret = msga__udep_join(pub->mc, &pub->mc_range_b.base, 1, &g);
+	ret = msga__udep_join(pub->ud.ep, &pub->ud.mc_range.base, 1, &g);
+	if (!ret && pub->ud.line_b)
+		ret = msga__udep_join(pub->ud.ep, &pub->ud.mc_range_b.base, 1, &g);
 	return ret;
 }
 
@@ -97,7 +97,7 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri,
 static int group_for(struct msga_pub *pub, const struct msga__mcast_range *r,
 		     const char *name, uint32_t *idx)
 {
-	struct msga__udep *ep = pub->mc;
+	struct msga__udep *ep = pub->ud.ep;
 	struct sockaddr_storage addr;
 	struct msga__mgroup *g;
 	uint32_t i;
@@ -123,23 +123,23 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id)
 	int ret;
 
 	t->name_len = (uint8_t)strlen(t->name);
-	if (pub->unicast)
+	if (pub->ud.unicast)
 		return 0; /* subscribers match it as they come (ud_unicast.c) */
-	ret = group_for(pub, &pub->mc_range, t->name, &t->group);
-	if (!ret && pub->line_b)
-		ret = group_for(pub, &pub->mc_range_b, t->name, &t->group_b);
+	ret = group_for(pub, &pub->ud.mc_range, t->name, &t->group);
+	if (!ret && pub->ud.line_b)
+		ret = group_for(pub, &pub->ud.mc_range_b, t->name, &t->group_b);
 	return ret;
 }
 
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id)
 {
-	return pub->mc->max_dgram -
-	       msga__udw_hdr_len(pub->topics[topic_id].name_len, pub->rpos_flag);
+	return pub->ud.ep->max_dgram -
+	       msga__udw_hdr_len(pub->topics[topic_id].name_len, pub->ud.rpos_flag);
 }
 
 static uint32_t frags_of(const struct msga_pub *pub, size_t len)
 {
-	return (uint32_t)((len + pub->frag - 1) / pub->frag);
+	return (uint32_t)((len + pub->ud.frag - 1) / pub->ud.frag);
 }
 
 /*
@@ -151,12 +151,12 @@ uint64_t msga__mpub_targets(struct msga_pub *pub, uint32_t topic_id,
 			    uint32_t *count)
 {
 	const struct msga__topic *t = &pub->topics[topic_id];
-	const struct msga__mgroup *g = pub->mc->groups;
+	const struct msga__mgroup *g = pub->ud.ep->groups;
 	uint64_t mask;
 
-	if (pub->unicast)
+	if (pub->ud.unicast)
 		return msga__upub_targets(pub, topic_id, count);
-	if (!pub->line_b) {
+	if (!pub->ud.line_b) {
 		*count = 1;
 		return 1;
 	}
@@ -171,9 +171,9 @@ struct msga__mgroup *msga__mpub_target(struct msga_pub *pub,
 {
 	const struct msga__topic *t = &pub->topics[topic_id];
 
-	if (pub->unicast)
-		return &pub->dests[bit].g;
-	return &pub->mc->groups[bit ? t->group_b : t->group];
+	if (pub->ud.unicast)
+		return &pub->ud.dests[bit].g;
+	return &pub->ud.ep->groups[bit ? t->group_b : t->group];
 }
 
 /* Can a message of len bytes on topic_id go out now? 0 or -errno. */
@@ -181,19 +181,19 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 {
 	uint32_t n;
 
-	if (pub->mc->dead)
+	if (pub->ud.ep->dead)
 		return -ENETDOWN;
-	if (pub->mc->restarting)
+	if (pub->ud.ep->restarting)
 		return -EAGAIN; /* a send failed: the QP restarts (udep.c) */
-	if (!pub->unicast && !(pub->line_b &&
+	if (!pub->ud.unicast && !(pub->ud.line_b &&
 			       msga__mpub_targets(pub, topic_id, &n))) {
 		/* (with a B line, either line joined will do) */
 		const struct msga__topic *t = &pub->topics[topic_id];
-		const struct msga__mgroup *g = &pub->mc->groups[t->group];
+		const struct msga__mgroup *g = &pub->ud.ep->groups[t->group];
 
-		if (pub->line_b &&
-		    pub->mc->groups[t->group_b].state != MSGA__G_FAILED)
-			g = &pub->mc->groups[t->group_b]; /* B may still come */
+		if (pub->ud.line_b &&
+		    pub->ud.ep->groups[t->group_b].state != MSGA__G_FAILED)
+			g = &pub->ud.ep->groups[t->group_b]; /* B may still come */
 
 		if (g->state == MSGA__G_FAILED)
 			return g->status;
@@ -202,16 +202,16 @@ int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len)
 		if (g->state != MSGA__G_READY)
 			return -EAGAIN;
 	}
-	if (pub->pumping)
+	if (pub->ud.pumping)
 		return -EAGAIN;
 	msga__mpub_targets(pub, topic_id, &n);
 	/* A message up to MSGA_FRAG_MAX goes out whole at commit. */
 	if (len <= msga__mpub_single_max(pub, topic_id))
-		return msga__udep_sq_room(pub->mc) >= (int)n ? 0 : -EAGAIN;
+		return msga__udep_sq_room(pub->ud.ep) >= (int)n ? 0 : -EAGAIN;
 	if (len <= MSGA_FRAG_MAX)
-		return msga__udep_sq_room(pub->mc) >=
+		return msga__udep_sq_room(pub->ud.ep) >=
 		       (int)(n * frags_of(pub, len)) ? 0 : -EAGAIN;
-	return pub->big_inflight ? -EAGAIN : 0;
+	return pub->ud.big_inflight ? -EAGAIN : 0;
 }
 
 int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
@@ -219,17 +219,17 @@ int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 			  uint32_t n)
 {
 	const struct msga__topic *t = &pub->topics[m->topic_id];
-	struct msga__udep *ep = pub->mc;
+	struct msga__udep *ep = pub->ud.ep;
 	int last = off + n == m->len;
 	struct msga__udw_hdr h = {
 		.flags = (uint8_t)(m->flags | (off ? 0 : MSGA__UDW_FIRST) |
 				   (last ? MSGA__UDW_LAST : 0)),
 		.topic_len = t->name_len,
-		.frag_size = (uint16_t)pub->frag, .msg_len = m->len,
-		.off = off, .origin = pub->origin, .seq = m->seq,
-		.hb_ms = pub->hb_cap_ms, .retains = pub->reliable,
+		.frag_size = (uint16_t)pub->ud.frag, .msg_len = m->len,
+		.off = off, .origin = pub->ud.origin, .seq = m->seq,
+		.hb_ms = pub->ud.hb_cap_ms, .retains = pub->ud.reliable,
 		.rpos = m->rpos, .topic_id = m->topic_id,
-		.read_port = pub->serve ? pub->serve->port : 0,
+		.read_port = pub->ud.serve ? pub->ud.serve->port : 0,
 	};
 	uint32_t hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, t->name);
 	int inl = hl + n <= ep->max_inline;
@@ -248,24 +248,24 @@ int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 
 static void held_by_send(struct msga_pub *pub)
 {
-	if (pub->pump_tag == MSGA__TAG_BIG)
-		pub->big_inflight++;
+	if (pub->ud.pump_tag == MSGA__TAG_BIG)
+		pub->ud.big_inflight++;
 	else
-		pub->tx_ref[pub->pump_tag]++;
+		pub->tx_ref[pub->ud.pump_tag]++;
 }
 
 /* Tests' random loss (pubsub.h): 1 if this datagram is to be dropped. */
 static int fault_drop_random(struct msga_pub *pub)
 {
-	uint32_t x = pub->fault_rng ? pub->fault_rng : 1; /* 0 stays 0 */
+	uint32_t x = pub->ud.fault_rng ? pub->ud.fault_rng : 1; /* 0 stays 0 */
 
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
-	pub->fault_rng = x;
-	if (x % 1000000u >= pub->fault_drop_ppm)
+	pub->ud.fault_rng = x;
+	if (x % 1000000u >= pub->ud.fault_drop_ppm)
 		return 0;
-	pub->fault_dropped++;
+	pub->ud.fault_dropped++;
 	return 1;
 }
 
@@ -276,24 +276,24 @@ static int fault_drop_random(struct msga_pub *pub)
 static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n)
 {
 	const struct msga__mpub_msg msg = {
-		.data = pub->pump_data, .len = pub->big_len,
-		.lkey = pub->pump_lkey, .tag = pub->pump_tag,
+		.data = pub->ud.pump_data, .len = pub->big_len,
+		.lkey = pub->ud.pump_lkey, .tag = pub->ud.pump_tag,
 		.topic_id = pub->big_topic, .seq = pub->big_seq,
-		.flags = (uint8_t)pub->rpos_flag, .rpos = pub->big_rpos,
+		.flags = (uint8_t)pub->ud.rpos_flag, .rpos = pub->ud.big_rpos,
 	};
 	int sent = 0;
 
-	for (uint64_t m = pub->pump_mask; m; m &= m - 1) {
+	for (uint64_t m = pub->ud.pump_mask; m; m &= m - 1) {
 		uint32_t bit = (uint32_t)__builtin_ctzll(m);
 		int ret;
 
-		if (pub->unicast && !pub->dests[bit].used)
+		if (pub->ud.unicast && !pub->ud.dests[bit].used)
 			continue; /* it left while the message was going out */
-		if (pub->fault_drop_every && !pub->unicast &&
-		    bit == pub->fault_drop_line &&
-		    ++pub->fault_count % pub->fault_drop_every == 0)
+		if (pub->ud.fault_drop_every && !pub->ud.unicast &&
+		    bit == pub->ud.fault_drop_line &&
+		    ++pub->ud.fault_count % pub->ud.fault_drop_every == 0)
 			continue; /* (tests: loss on one line, pubsub.h) */
-		if (pub->fault_drop_ppm && fault_drop_random(pub))
+		if (pub->ud.fault_drop_ppm && fault_drop_random(pub))
 			continue; /* (tests: random loss, pubsub.h) */
 		ret = msga__mpub_post_piece(pub, msga__mpub_target(pub,
 					    pub->big_topic, bit), &msg, off, n);
@@ -310,23 +310,23 @@ static int post_to_all(struct msga_pub *pub, uint32_t off, uint32_t n)
 static void pump(struct msga_pub *pub)
 {
 	uint32_t batch = 0, n_targets = (uint32_t)__builtin_popcountll(
-						pub->pump_mask);
+						pub->ud.pump_mask);
 
-	while (pub->pumping &&
-	       msga__udep_sq_room(pub->mc) >= (int)n_targets &&
+	while (pub->ud.pumping &&
+	       msga__udep_sq_room(pub->ud.ep) >= (int)n_targets &&
 	       batch++ < MSGA__UD_PUMP_BATCH) {
-		uint32_t off = pub->pump_off, left = pub->big_len - off;
-		uint32_t n = left < pub->frag ? left : pub->frag;
+		uint32_t off = pub->ud.pump_off, left = pub->big_len - off;
+		uint32_t n = left < pub->ud.frag ? left : pub->ud.frag;
 		int ret = post_to_all(pub, off, n);
 
 		if (ret < 0) {
-			msga__udep_kill(pub->mc, ret, 1);
-			pub->pumping = 0;
+			msga__udep_kill(pub->ud.ep, ret, 1);
+			pub->ud.pumping = 0;
 			break;
 		}
-		pub->pump_off += n;
-		if (pub->pump_off == pub->big_len)
-			pub->pumping = 0;
+		pub->ud.pump_off += n;
+		if (pub->ud.pump_off == pub->big_len)
+			pub->ud.pumping = 0;
 	}
 }
 
@@ -339,23 +339,23 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->big_topic = (uint16_t)claim->topic_id;
 	pub->big_len = len;
 	pub->big_seq = ++pub->topics[claim->topic_id].seq;
-	pub->hb_active = 1; /* (heartbeats: msga__mpub_tick) */
-	pub->pump_data = claim->data;
-	pub->pump_off = 0;
-	pub->pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
-	pub->pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
-	pub->pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
+	pub->ud.hb_active = 1; /* (heartbeats: msga__mpub_tick) */
+	pub->ud.pump_data = claim->data;
+	pub->ud.pump_off = 0;
+	pub->ud.pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
+	pub->ud.pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
+	pub->ud.pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
 	/* where its copy will be, for READs (mcast_serve.c); a message
 	 * too large to keep names the ring's tail: nothing */
-	if (pub->rpos_flag)
-		pub->big_rpos = len <= MSGA_FRAG_MAX ?
-			msga__retain_next_pos(&pub->retain, len) :
-			pub->retain.tail_pos;
+	if (pub->ud.rpos_flag)
+		pub->ud.big_rpos = len <= MSGA_FRAG_MAX ?
+			msga__retain_next_pos(&pub->ud.retain, len) :
+			pub->ud.retain.tail_pos;
 	if (len <= msga__mpub_single_max(pub, claim->topic_id)) {
 		ret = post_to_all(pub, 0, len);
 	} else {
 		ret = (int)n;
-		pub->pumping = n > 0;
+		pub->ud.pumping = n > 0;
 		pump(pub);
 	}
 	/*
@@ -365,14 +365,14 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	 * the copy's cost on the latency of a multicast ping-pong in the
 	 * test VM (README, "What loss recovery costs").
 	 */
-	if (pub->reliable && len <= MSGA_FRAG_MAX)
-		msga__retain_put(&pub->retain, claim->topic_id, pub->big_seq,
+	if (pub->ud.reliable && len <= MSGA_FRAG_MAX)
+		msga__retain_put(&pub->ud.retain, claim->topic_id, pub->big_seq,
 				 claim->data, len);
 	if (!big && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
 	if (ret < 0)
-		msga__udep_kill(pub->mc, ret, 1);
-	pub->big_busy = pub->pumping;
+		msga__udep_kill(pub->ud.ep, ret, 1);
+	pub->big_busy = pub->ud.pumping;
 	return ret;
 }
 
@@ -386,21 +386,21 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 			uint64_t seq, uint32_t count, int signal)
 {
 	const struct msga__topic *t = &pub->topics[topic_id];
-	struct msga__udep *ep = pub->mc;
+	struct msga__udep *ep = pub->ud.ep;
 	struct msga__udw_hdr h = {
-		.type = type, .topic_len = t->name_len, .origin = pub->origin,
-		.seq = seq, .msg_len = count, .hb_ms = pub->hb_cap_ms,
-		.retains = pub->reliable,
+		.type = type, .topic_len = t->name_len, .origin = pub->ud.origin,
+		.seq = seq, .msg_len = count, .hb_ms = pub->ud.hb_cap_ms,
+		.retains = pub->ud.reliable,
 		/* HEARTBEAT and END say where the ring ends: a lost tail
 		 * lies before it */
-		.flags = (uint8_t)(type == MSGA__UDW_LOST ? 0 : pub->rpos_flag),
-		.rpos = pub->retain.tail_pos, .topic_id = topic_id,
-		.read_port = pub->serve ? pub->serve->port : 0,
+		.flags = (uint8_t)(type == MSGA__UDW_LOST ? 0 : pub->ud.rpos_flag),
+		.rpos = pub->ud.retain.tail_pos, .topic_id = topic_id,
+		.read_port = pub->ud.serve ? pub->ud.serve->port : 0,
 	};
 	uint32_t n;
 	uint64_t mask = msga__mpub_targets(pub, topic_id, &n);
 
-	if (!pub->unicast && !pub->line_b &&
+	if (!pub->ud.unicast && !pub->ud.line_b &&
 	    ep->groups[t->group].state != MSGA__G_READY)
 		mask = 0; /* nobody to tell: its group is not there */
 	if (!mask)
@@ -436,27 +436,27 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
  */
 uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 {
-	uint64_t cap_ns = (uint64_t)pub->hb_cap_ms * 1000000u;
-	uint64_t quarter = pub->hb_ns / 4 ? pub->hb_ns / 4 : 1;
+	uint64_t cap_ns = (uint64_t)pub->ud.hb_cap_ms * 1000000u;
+	uint64_t quarter = pub->ud.hb_ns / 4 ? pub->ud.hb_ns / 4 : 1;
 	uint64_t next = UINT64_MAX;
 	int busy = 0;
 
-	if (pub->hb_active && pub->hb_look_ns > now + quarter)
-		pub->hb_look_ns = now; /* sent since it went to sleep */
-	if (!msga__time_reached(now, pub->hb_look_ns))
-		return pub->hb_look_ns;
-	pub->hb_active = 0;
-	for (uint32_t i = 0; i < pub->ntopics && !pub->mc->restarting; i++) {
+	if (pub->ud.hb_active && pub->ud.hb_look_ns > now + quarter)
+		pub->ud.hb_look_ns = now; /* sent since it went to sleep */
+	if (!msga__time_reached(now, pub->ud.hb_look_ns))
+		return pub->ud.hb_look_ns;
+	pub->ud.hb_active = 0;
+	for (uint32_t i = 0; i < pub->ntopics && !pub->ud.ep->restarting; i++) {
 		struct msga__topic *t = &pub->topics[i];
 
-		if (!t->seq || (pub->pumping && pub->big_topic == i)) {
+		if (!t->seq || (pub->ud.pumping && pub->big_topic == i)) {
 			busy |= t->seq != 0;
 			continue;
 		}
 		if (t->seq != t->hb_seq) {
 			t->hb_seq = t->seq;
-			t->hb_due_ns = now + pub->hb_ns;
-			t->hb_gap_ns = pub->hb_ns;
+			t->hb_due_ns = now + pub->ud.hb_ns;
+			t->hb_gap_ns = pub->ud.hb_ns;
 			busy = 1;
 		} else if (msga__time_reached(now, t->hb_due_ns)) {
 			if (msga__mpub_post_ctl(pub, i, MSGA__UDW_HEARTBEAT,
@@ -471,9 +471,9 @@ uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
 		if (t->hb_due_ns < next)
 			next = t->hb_due_ns;
 	}
-	if (busy || pub->mc->restarting)
+	if (busy || pub->ud.ep->restarting)
 		next = now + quarter;
-	pub->hb_look_ns = next;
+	pub->ud.hb_look_ns = next;
 	return next;
 }
 
@@ -485,7 +485,7 @@ uint64_t msga__mpub_tick(struct msga_pub *pub, uint64_t now)
  */
 void msga__mpub_close(struct msga_pub *pub)
 {
-	struct msga__udep *ep = pub->mc;
+	struct msga__udep *ep = pub->ud.ep;
 	uint64_t until = msga__now_ns() + MSGA__UD_END_WAIT_NS;
 
 	if (!ep || ep->dead || ep->restarting)
@@ -508,7 +508,7 @@ void msga__mpub_close(struct msga_pub *pub)
 void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag)
 {
 	if (tag == MSGA__TAG_BIG) {
-		pub->big_inflight--;
+		pub->ud.big_inflight--;
 		return;
 	}
 	if (--pub->tx_ref[tag] == 0)
@@ -517,9 +517,9 @@ void msga__mpub_tag_done(struct msga_pub *pub, int32_t tag)
 
 void msga__mpub_progress(struct msga_pub *pub)
 {
-	if (pub->pumping)
+	if (pub->ud.pumping)
 		pump(pub);
-	pub->big_busy = pub->pumping;
+	pub->big_busy = pub->ud.pumping;
 }
 
 /*
@@ -529,12 +529,12 @@ void msga__mpub_progress(struct msga_pub *pub)
  */
 void msga__mpub_on_death(struct msga_pub *pub, int status)
 {
-	struct msga__udep *ep = pub->mc;
+	struct msga__udep *ep = pub->ud.ep;
 	int told = 0;
 
-	if (pub->unicast)
+	if (pub->ud.unicast)
 		told = msga__upub_drop_all(pub, status);
-	for (uint32_t i = 0; !pub->unicast && i < ep->ngroups; i++) {
+	for (uint32_t i = 0; !pub->ud.unicast && i < ep->ngroups; i++) {
 		struct msga__mgroup *g = &ep->groups[i];
 
 		if (g->state == MSGA__G_FAILED)

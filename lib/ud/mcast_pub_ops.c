@@ -58,14 +58,14 @@ static int mpub_subscribers(const struct msga_pub *pub)
 
 static void mpub_bury(struct msga_pub *pub)
 {
-	if (pub->mc)
-		msga__udep_kill(pub->mc, 0, 0);
+	if (pub->ud.ep)
+		msga__udep_kill(pub->ud.ep, 0, 0);
 }
 
 static void mpub_free(struct msga_pub *pub)
 {
-	if (pub->mc)
-		msga__udep_free(pub->mc); /* its QP first: it uses tx_mr */
+	if (pub->ud.ep)
+		msga__udep_free(pub->ud.ep); /* its QP first: it uses tx_mr */
 	msga__upub_fini(pub);
 	msga__mpub_retx_fini(pub);
 }
@@ -103,14 +103,14 @@ static int upub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 
 static int upub_port(const struct msga_pub *pub)
 {
-	if (!pub->mc)
+	if (!pub->ud.ep)
 		return -EINVAL;
-	return ntohs(rdma_get_src_port(pub->mc->cm));
+	return ntohs(rdma_get_src_port(pub->ud.ep->cm));
 }
 
 static int upub_subscribers(const struct msga_pub *pub)
 {
-	return pub->ndests;
+	return pub->ud.ndests;
 }
 
 const struct msga__pub_ops msga__ud_pub_ops = {

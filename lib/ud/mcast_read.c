@@ -34,6 +34,7 @@
 
 #include <infiniband/ib.h>
 
+#include "cq_drain.h"
 #include "mcast.h"
 #include "pubsub.h"
 #include "read_wire.h"
@@ -53,11 +54,11 @@ static struct msga__rconn *rconn_of(struct msga__ep *e)
 
 int msga__mread_init(struct msga_sub *sub)
 {
-	if (sub->rstreams)
+	if (sub->ud.rstreams)
 		return 0;
-	sub->rstreams = calloc(MSGA__UD_STREAMS_ALL, sizeof(*sub->rstreams));
-	sub->rconns = calloc(MSGA__UD_RCONN_MAX, sizeof(*sub->rconns));
-	if (!sub->rstreams || !sub->rconns) {
+	sub->ud.rstreams = calloc(MSGA__UD_STREAMS_ALL, sizeof(*sub->ud.rstreams));
+	sub->ud.rconns = calloc(MSGA__UD_RCONN_MAX, sizeof(*sub->ud.rconns));
+	if (!sub->ud.rstreams || !sub->ud.rconns) {
 		msga__mread_fini(sub);
 		return -ENOMEM;
 	}
@@ -90,26 +91,26 @@ static void rconn_free(struct msga__rconn *rc)
 
 void msga__mread_fini(struct msga_sub *sub)
 {
-	for (uint32_t i = 0; sub->rconns && i < MSGA__UD_RCONN_MAX; i++)
-		if (sub->rconns[i])
-			rconn_free(sub->rconns[i]);
-	free(sub->rconns);
-	free(sub->rstreams);
-	sub->rconns = NULL;
-	sub->rstreams = NULL;
+	for (uint32_t i = 0; sub->ud.rconns && i < MSGA__UD_RCONN_MAX; i++)
+		if (sub->ud.rconns[i])
+			rconn_free(sub->ud.rconns[i]);
+	free(sub->ud.rconns);
+	free(sub->ud.rstreams);
+	sub->ud.rconns = NULL;
+	sub->ud.rstreams = NULL;
 }
 
 void msga__mread_forget(struct msga_sub *sub, uint32_t idx)
 {
-	if (sub->rstreams && idx < MSGA__UD_STREAMS_ALL)
-		memset(&sub->rstreams[idx], 0, sizeof(sub->rstreams[idx]));
+	if (sub->ud.rstreams && idx < MSGA__UD_STREAMS_ALL)
+		memset(&sub->ud.rstreams[idx], 0, sizeof(sub->ud.rstreams[idx]));
 }
 
 static struct msga__rconn *rconn_find(struct msga_sub *sub, uint64_t origin)
 {
 	for (uint32_t i = 0; i < MSGA__UD_RCONN_MAX; i++)
-		if (sub->rconns[i] && sub->rconns[i]->origin == origin)
-			return sub->rconns[i];
+		if (sub->ud.rconns[i] && sub->ud.rconns[i]->origin == origin)
+			return sub->ud.rconns[i];
 	return NULL;
 }
 
@@ -120,11 +121,11 @@ static struct msga__rconn *rconn_find(struct msga_sub *sub, uint64_t origin)
 static void batch_to_nak(struct msga__rconn *rc, struct msga__rbatch *b)
 {
 	struct msga_sub *sub = rc->sub;
-	struct msga__ustream *s = &sub->streams.streams[b->idx];
+	struct msga__ustream *s = &sub->ud.streams.streams[b->idx];
 
 	b->busy = 0;
-	sub->st.read_fallbacks++;
-	if (b->idx < sub->streams.top && s->used && s->repaired &&
+	sub->ud.st.read_fallbacks++;
+	if (b->idx < sub->ud.streams.top && s->used && s->repaired &&
 	    s->origin == b->origin)
 		msga__mrep_nak(sub, s, b->seq, b->count);
 }
@@ -213,15 +214,15 @@ static struct msga__rconn **rconn_slot(struct msga_sub *sub)
 	struct msga__rconn **pick = NULL;
 
 	for (uint32_t i = 0; i < MSGA__UD_RCONN_MAX; i++) {
-		struct msga__rconn *rc = sub->rconns[i];
+		struct msga__rconn *rc = sub->ud.rconns[i];
 		int idle = 1;
 
 		if (!rc)
-			return &sub->rconns[i];
+			return &sub->ud.rconns[i];
 		for (uint32_t j = 0; j < MSGA__UD_READ_BATCHES; j++)
 			idle &= !rc->b[j].busy;
 		if (idle && (!pick || rc->used_ns < (*pick)->used_ns))
-			pick = &sub->rconns[i];
+			pick = &sub->ud.rconns[i];
 	}
 	if (pick) {
 		rconn_free(*pick);
@@ -279,12 +280,9 @@ static int rconn_connect(struct msga__rconn *rc)
 
 	if (rc->id->verbs != ctx->verbs)
 		return -ENODEV; /* the publisher is reached on another device */
-	rc->cq = ibv_create_cq(ctx->verbs, (int)qia.cap.max_send_wr + 1,
-			       &rc->armed, ctx->comp_channel, 0);
+	rc->cq = msga__cq_open(ctx, (int)qia.cap.max_send_wr + 1, &rc->armed);
 	if (!rc->cq)
 		return -ENOMEM;
-	if (ctx->evmode && !ibv_req_notify_cq(rc->cq, 0))
-		rc->armed = 1;
 	qia.send_cq = rc->cq;
 	qia.recv_cq = rc->cq;
 	/* (ctx->pd, like the landing area its READs write: it holds no
@@ -418,18 +416,18 @@ int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
 	struct msga__rbatch *b = NULL;
 	uint32_t i;
 
-	if (!sub->rstreams || (sub->flags & MSGA_SUB_REPAIR_BY_NAK))
+	if (!sub->ud.rstreams || (sub->flags & MSGA_SUB_REPAIR_BY_NAK))
 		return -EOPNOTSUPP;
 	rc = rconn_find(sub, s->origin);
 	if (!rc || rc->state != MSGA__R_READY)
 		return -ENOTCONN;
-	sp = span_of(&sub->rstreams[idx], seq, count);
+	sp = span_of(&sub->ud.rstreams[idx], seq, count);
 	for (i = 0; i < MSGA__UD_READ_BATCHES && !b; i++)
 		if (!rc->b[i].busy)
 			b = &rc->b[i];
 	if (!sp || !b || sp->hi - sp->lo > MSGA__UD_READ_MAX ||
 	    sp->hi - sp->lo > rc->cap) {
-		sub->st.read_fallbacks++;
+		sub->ud.st.read_fallbacks++;
 		return -ENOSPC;
 	}
 	i = (uint32_t)(b - rc->b);
@@ -441,12 +439,12 @@ int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
 		b->busy = 0;
 		rc->inflight--;
 		rconn_fail(rc);
-		sub->st.read_fallbacks++;
+		sub->ud.st.read_fallbacks++;
 		return -EIO;
 	}
 	rc->used_ns = msga__now_ns();
 	s->reads++;
-	sub->st.reads++;
+	sub->ud.st.reads++;
 	return 0;
 }
 
@@ -486,18 +484,18 @@ static void batch_done(struct msga__rconn *rc, uint32_t i, uint64_t now_ns)
 	struct msga_sub *sub = rc->sub;
 	struct msga__rbatch *b = &rc->b[i];
 	const char *land = rc->land + (size_t)i * LAND_SLOT;
-	struct msga__ustream *s = &sub->streams.streams[b->idx];
+	struct msga__ustream *s = &sub->ud.streams.streams[b->idx];
 	struct found_ctx f = { .rc = rc, .b = b, .s = s, .now_ns = now_ns };
 	uint64_t head;
 	int ret;
 
-	if (b->idx >= sub->streams.top || !s->used || !s->repaired ||
+	if (b->idx >= sub->ud.streams.top || !s->used || !s->repaired ||
 	    s->origin != b->origin) {
 		b->busy = 0; /* the stream went meanwhile */
 		return;
 	}
 	f.ep = msga__msub_mship(sub, s->conn_id);
-	f.topic_id = sub->rstreams[b->idx].topic_id;
+	f.topic_id = sub->ud.rstreams[b->idx].topic_id;
 	memcpy(&head, land + MSGA__UD_READ_MAX, sizeof(head));
 	if (!f.ep || head > b->lo) {
 		batch_to_nak(rc, b); /* may be torn: the publisher decides */
@@ -510,7 +508,7 @@ static void batch_done(struct msga__rconn *rc, uint32_t i, uint64_t now_ns)
 		return; /* stopped by a callback */
 	if (b->found < b->count) {
 		/* what the span did not hold (or a bad record hid): NAK */
-		sub->st.read_fallbacks++;
+		sub->ud.st.read_fallbacks++;
 		msga__mrep_nak(sub, s, b->seq, b->count);
 	}
 }
@@ -525,7 +523,8 @@ static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
 	if (!rc->inflight || !rc->cq || rc->state != MSGA__R_READY)
 		return 0;
 	while (done < budget && rc->cq &&
-	       (n = ibv_poll_cq(rc->cq, 4, wc)) > 0) {
+	       (n = msga__cq_drain(rc->cq, &rc->armed, rc->sub->ctx->evmode,
+				   wc, 4)) > 0) {
 		if (!*now)
 			*now = msga__now_ns();
 		for (int k = 0; k < n && rc->cq; k++) {
@@ -564,8 +563,7 @@ static void rconn_arm(struct msga__ep *e)
 {
 	struct msga__rconn *rc = rconn_of(e);
 
-	if (rc->cq && !rc->armed && !ibv_req_notify_cq(rc->cq, 0))
-		rc->armed = 1;
+	msga__cq_arm(rc->cq, &rc->armed);
 }
 
 /* The subscriber frees it (msga__mread_fini). */
@@ -581,9 +579,9 @@ static void rconn_destroy(struct msga__ep *e)
 	struct msga__rconn *rc = rconn_of(e);
 	struct msga_sub *sub = rc->sub;
 
-	for (uint32_t i = 0; sub->rconns && i < MSGA__UD_RCONN_MAX; i++)
-		if (sub->rconns[i] == rc)
-			sub->rconns[i] = NULL;
+	for (uint32_t i = 0; sub->ud.rconns && i < MSGA__UD_RCONN_MAX; i++)
+		if (sub->ud.rconns[i] == rc)
+			sub->ud.rconns[i] = NULL;
 	rconn_free(rc);
 }
 
@@ -599,10 +597,10 @@ void msga__mread_note(struct msga__udep *ep, struct msga__ustream *s,
 	struct msga__rstream *rs;
 	uint64_t end;
 
-	if (!sub->rstreams || (h->flags & MSGA__UDW_RETX) ||
+	if (!sub->ud.rstreams || (h->flags & MSGA__UDW_RETX) ||
 	    (sub->flags & MSGA_SUB_REPAIR_BY_NAK) || !s->nak_ok)
 		return;
-	rs = &sub->rstreams[msga__ustreams_pos(&sub->streams, s)];
+	rs = &sub->ud.rstreams[msga__ustreams_pos(&sub->ud.streams, s)];
 	/*
 	 * Connect on a stream's first datagram, and look again at each
 	 * heartbeat (a failed connection is tried again then): not on every

@@ -24,10 +24,10 @@
 int msga__mrep_init(struct msga_sub *sub)
 {
 	struct msga__repair_cfg cfg = {
-		.max_bytes = sub->recovery_bytes,
+		.max_bytes = sub->ud.recovery_bytes,
 		.max_streams = MSGA__UD_STREAMS_ALL,
 		.max_gaps = MSGA__UD_REPAIR_GAPS,
-		.give_up_ns = sub->recovery_ns,
+		.give_up_ns = sub->ud.recovery_ns,
 		.nak_delay_ns = MSGA__UD_NAK_DELAY_NS,
 		.nak_retry_ns = MSGA__UD_NAK_RETRY_NS,
 		.seed = (uint32_t)msga__now_ns() ^ (uint32_t)(uintptr_t)sub,
@@ -35,46 +35,46 @@ int msga__mrep_init(struct msga_sub *sub)
 	};
 	int ret;
 
-	if (sub->repair_on)
+	if (sub->ud.repair_on)
 		return 0;
 	if (cfg.out_of_order)
 		cfg.max_bytes = 64; /* nothing is held: no pool (repair.h) */
-	sub->nakdst = calloc(MSGA__UD_NAKDST_MAX, sizeof(*sub->nakdst));
-	if (!sub->nakdst)
+	sub->ud.nakdst = calloc(MSGA__UD_NAKDST_MAX, sizeof(*sub->ud.nakdst));
+	if (!sub->ud.nakdst)
 		return -ENOMEM;
-	ret = msga__repair_init(&sub->repair, &cfg);
+	ret = msga__repair_init(&sub->ud.repair, &cfg);
 	if (!ret)
 		ret = msga__mread_init(sub); /* repair by READ (mcast_read.c) */
 	if (ret) {
 		msga__mread_fini(sub);
-		if (sub->repair.streams)
-			msga__repair_fini(&sub->repair);
-		free(sub->nakdst);
-		sub->nakdst = NULL;
+		if (sub->ud.repair.streams)
+			msga__repair_fini(&sub->ud.repair);
+		free(sub->ud.nakdst);
+		sub->ud.nakdst = NULL;
 		return ret;
 	}
-	sub->repair_on = 1;
+	sub->ud.repair_on = 1;
 	return 0;
 }
 
 void msga__mrep_fini(struct msga_sub *sub)
 {
 	msga__mread_fini(sub); /* its QPs before the address handles */
-	for (uint32_t i = 0; sub->nakdst && i < MSGA__UD_NAKDST_MAX; i++)
-		if (sub->nakdst[i].g.ah)
-			ibv_destroy_ah(sub->nakdst[i].g.ah);
-	free(sub->nakdst);
-	sub->nakdst = NULL;
-	if (sub->repair_on)
-		msga__repair_fini(&sub->repair);
-	sub->repair_on = 0;
+	for (uint32_t i = 0; sub->ud.nakdst && i < MSGA__UD_NAKDST_MAX; i++)
+		if (sub->ud.nakdst[i].g.ah)
+			ibv_destroy_ah(sub->ud.nakdst[i].g.ah);
+	free(sub->ud.nakdst);
+	sub->ud.nakdst = NULL;
+	if (sub->ud.repair_on)
+		msga__repair_fini(&sub->ud.repair);
+	sub->ud.repair_on = 0;
 }
 
 static struct msga__nakdst *nakdst_of(struct msga_sub *sub, uint64_t origin)
 {
 	for (uint32_t i = 0; i < MSGA__UD_NAKDST_MAX; i++)
-		if (sub->nakdst[i].origin == origin)
-			return &sub->nakdst[i];
+		if (sub->ud.nakdst[i].origin == origin)
+			return &sub->ud.nakdst[i];
 	return NULL;
 }
 
@@ -88,7 +88,7 @@ static struct msga__nakdst *nakdst_free(struct msga_sub *sub)
 	struct msga__nakdst *pick = NULL;
 
 	for (uint32_t i = 0; i < MSGA__UD_NAKDST_MAX; i++) {
-		struct msga__nakdst *d = &sub->nakdst[i];
+		struct msga__nakdst *d = &sub->ud.nakdst[i];
 
 		if (!d->origin && !d->g.retiring)
 			return d;
@@ -200,17 +200,17 @@ void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
 		next = h->type == MSGA__UDW_DATA ? h->seq : h->seq + 1;
 		/* a late joiner's history: asked for as if lost (from a
 		 * publisher that can be asked) */
-		if (s->nak_ok && sub->history_from)
-			next = next < sub->history_from ? next :
-							  sub->history_from;
+		if (s->nak_ok && sub->ud.history_from)
+			next = next < sub->ud.history_from ? next :
+							  sub->ud.history_from;
 		else if (s->nak_ok)
-			next = next > sub->history ? next - sub->history : 1;
+			next = next > sub->ud.history ? next - sub->ud.history : 1;
 	} else {
 		next = s->seq.last + 1;
 	}
 	if (!next)
 		return; /* past the last number there is nothing to repair */
-	msga__repair_start(&sub->repair, msga__ustreams_pos(&sub->streams, s),
+	msga__repair_start(&sub->ud.repair, msga__ustreams_pos(&sub->ud.streams, s),
 			   next);
 	/*
 	 * From here repair.h orders the stream and the counters follow what
@@ -226,11 +226,11 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 		  uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
-	uint32_t idx = msga__ustreams_pos(&sub->streams, s);
+	uint32_t idx = msga__ustreams_pos(&sub->ud.streams, s);
 	struct msga__repair_item it;
 
 	while (!ep->dead && s->used && s->repaired &&
-	       msga__repair_pop(&sub->repair, idx, &it)) {
+	       msga__repair_pop(&sub->ud.repair, idx, &it)) {
 		if (!it.loss) {
 			s->seq.c.delivered++;
 			msga__msub_hand(ep, s, NULL, it.seq, it.data, it.len, 0,
@@ -240,7 +240,7 @@ static void drain(struct msga__udep *ep, struct msga__ustream *s,
 		s->seq.c.gaps++;
 		s->seq.c.missing += it.count;
 		s->unrecoverable += it.count;
-		sub->st.unrecoverable += it.count;
+		sub->ud.st.unrecoverable += it.count;
 		msga__msub_stream_event(ep, s, MSGA_EVENT_LOSS, it.seq,
 					it.count);
 		if (!ep->dead && (sub->flags & MSGA_SUB_STOP_ON_GAP)) {
@@ -262,10 +262,10 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 			uint32_t len, uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
-	uint32_t idx = msga__ustreams_pos(&sub->streams, s);
+	uint32_t idx = msga__ustreams_pos(&sub->ud.streams, s);
 	enum msga__repair_verdict v;
 
-	v = msga__repair_arrive(&sub->repair, idx, h->seq, data, len, now_ns);
+	v = msga__repair_arrive(&sub->ud.repair, idx, h->seq, data, len, now_ns);
 	if (v == MSGA__REPAIR_DROP) {
 		ep->line_behind++; /* had (from another line), or given up */
 		return; /* (or no room to hold: asked again) */
@@ -277,11 +277,11 @@ void msga__mrep_deliver(struct msga__udep *ep, struct msga__ustream *s,
 		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
 	if (h->flags & MSGA__UDW_RETX) {
 		s->recovered++;
-		sub->st.recovered++;
+		sub->ud.st.recovered++;
 	}
 	if (v == MSGA__REPAIR_LATE) {
 		s->seq.c.delivered++;
-		sub->st.out_of_order++;
+		sub->ud.st.out_of_order++;
 		msga__msub_hand(ep, s, slot, h->seq, data, len,
 				MSGA_MSG_OUT_OF_ORDER, now_ns);
 	} else if (v == MSGA__REPAIR_DELIVER) {
@@ -302,8 +302,8 @@ void msga__mrep_sent(struct msga__udep *ep, struct msga__ustream *s,
 	 */
 	if (s->nak_ok && ep->rx_wc && !nakdst_of(ep->sub, s->origin))
 		learn_publisher(ep, s->origin, ep->rx_wc, ep->rx_grh);
-	msga__repair_sent(&ep->sub->repair,
-			  msga__ustreams_pos(&ep->sub->streams, s), last,
+	msga__repair_sent(&ep->sub->ud.repair,
+			  msga__ustreams_pos(&ep->sub->ud.streams, s), last,
 			  now_ns);
 	drain(ep, s, now_ns);
 }
@@ -315,24 +315,24 @@ void msga__mrep_lost(struct msga__udep *ep, const struct msga__udw_hdr *h)
 	struct msga__ustream *s;
 	struct msga__udep *owner;
 
-	s = msga__ustreams_find(&sub->streams, h->origin, h->topic,
+	s = msga__ustreams_find(&sub->ud.streams, h->origin, h->topic,
 				h->topic_len);
 	if (!s || !s->repaired)
 		return;
 	owner = msga__msub_mship(sub, s->conn_id);
 	if (!owner)
 		return;
-	msga__repair_gone(&sub->repair, msga__ustreams_pos(&sub->streams, s),
+	msga__repair_gone(&sub->ud.repair, msga__ustreams_pos(&sub->ud.streams, s),
 			  h->seq, h->msg_len);
 	drain(owner, s, msga__now_ns());
 }
 
 void msga__mrep_forget(struct msga_sub *sub, uint32_t idx)
 {
-	if (sub->repair_on && idx < sub->streams.top &&
-	    sub->streams.streams[idx].repaired) {
-		msga__repair_forget(&sub->repair, idx);
-		sub->streams.streams[idx].repaired = 0;
+	if (sub->ud.repair_on && idx < sub->ud.streams.top &&
+	    sub->ud.streams.streams[idx].repaired) {
+		msga__repair_forget(&sub->ud.repair, idx);
+		sub->ud.streams.streams[idx].repaired = 0;
 	}
 	msga__mread_forget(sub, idx);
 }
@@ -360,7 +360,7 @@ void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 	hl = msga__udw_put(msga__udep_hdr_slot(ep), &h, s->topic);
 	if (!msga__udep_send(ep, to, hl, NULL, 0, 0, MSGA__TAG_NONE, 0)) {
 		s->naks++;
-		sub->st.naks++;
+		sub->ud.st.naks++;
 		if (d)
 			d->used_ns = msga__now_ns();
 	}
@@ -369,10 +369,10 @@ void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
 {
 	struct msga_sub *sub = arg;
-	struct msga__ustream *s = &sub->streams.streams[idx];
+	struct msga__ustream *s = &sub->ud.streams.streams[idx];
 
 	/* by READ where it can serve (mcast_read.c), else by NAK */
-	if (idx < sub->streams.top && s->used && s->repaired && s->nak_ok &&
+	if (idx < sub->ud.streams.top && s->used && s->repaired && s->nak_ok &&
 	    msga__mread_request(sub, s, idx, seq, count))
 		msga__mrep_nak(sub, s, seq, count);
 }
@@ -386,19 +386,19 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
 	uint32_t idx, rounds = 0;
 	uint64_t next;
 
-	if (!sub->repair_on)
+	if (!sub->ud.repair_on)
 		return UINT64_MAX;
-	next = msga__repair_tick(&sub->repair, now_ns, on_nak_due, sub);
+	next = msga__repair_tick(&sub->ud.repair, now_ns, on_nak_due, sub);
 	/* (bounded: a callback that stops a drain early must not spin us) */
 	while (rounds++ < 2 * MSGA__UD_STREAMS_ALL &&
-	       msga__repair_next_ready(&sub->repair, &idx)) {
-		struct msga__ustream *s = &sub->streams.streams[idx];
+	       msga__repair_next_ready(&sub->ud.repair, &idx)) {
+		struct msga__ustream *s = &sub->ud.streams.streams[idx];
 		struct msga__udep *ep = msga__msub_mship(sub, s->conn_id);
 
 		if (!ep || !s->used) {
 			/* its membership is gone: the stream, if heard again
 			 * (another line), starts afresh (mcast_sub.c) */
-			msga__repair_forget(&sub->repair, idx);
+			msga__repair_forget(&sub->ud.repair, idx);
 			if (s->used)
 				s->repaired = 0;
 			continue;

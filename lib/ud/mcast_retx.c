@@ -29,17 +29,17 @@
 
 int msga__mpub_retx_init(struct msga_pub *pub, uint64_t bytes)
 {
-	pub->reliable = 1;
-	return msga__retain_init(&pub->retain, (size_t)bytes,
+	pub->ud.reliable = 1;
+	return msga__retain_init(&pub->ud.retain, (size_t)bytes,
 				 MSGA_PUB_TOPICS_MAX);
 }
 
 void msga__mpub_retx_fini(struct msga_pub *pub)
 {
 	msga__mpub_serve_fini(pub); /* its registration first */
-	if (pub->reliable)
-		msga__retain_fini(&pub->retain);
-	pub->reliable = 0;
+	if (pub->ud.reliable)
+		msga__retain_fini(&pub->ud.retain);
+	pub->ud.reliable = 0;
 }
 
 /* The topic a NAK names, or -1. */
@@ -56,14 +56,14 @@ static int topic_named(const struct msga_pub *pub, const char *name,
 /* Room in this window's budget for n more datagrams? */
 static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
 {
-	if (msga__time_reached(now_ns, pub->retx_window_ns +
+	if (msga__time_reached(now_ns, pub->ud.retx_window_ns +
 				       MSGA__UD_RETX_WINDOW_NS)) {
-		pub->retx_window_ns = now_ns;
-		pub->retx_sent = 0;
+		pub->ud.retx_window_ns = now_ns;
+		pub->ud.retx_sent = 0;
 	}
-	if (pub->retx_sent + n > MSGA__UD_RETX_BUDGET)
+	if (pub->ud.retx_sent + n > MSGA__UD_RETX_BUDGET)
 		return 0;
-	pub->retx_sent += n;
+	pub->ud.retx_sent += n;
 	return 1;
 }
 
@@ -73,9 +73,9 @@ static int budget_take(struct msga_pub *pub, uint32_t n, uint64_t now_ns)
  */
 static int budget_spent(const struct msga_pub *pub, uint64_t now_ns)
 {
-	return !msga__time_reached(now_ns, pub->retx_window_ns +
+	return !msga__time_reached(now_ns, pub->ud.retx_window_ns +
 					   MSGA__UD_RETX_WINDOW_NS) &&
-	       pub->retx_sent >= MSGA__UD_RETX_BUDGET;
+	       pub->ud.retx_sent >= MSGA__UD_RETX_BUDGET;
 }
 
 /* Every datagram of resend m, to one target. */
@@ -86,7 +86,7 @@ static int post_message(struct msga_pub *pub, struct msga__mgroup *to,
 	int ret;
 
 	for (uint32_t off = 0; off < m->len || (!m->len && !off); off += n) {
-		n = m->len - off < pub->frag ? m->len - off : pub->frag;
+		n = m->len - off < pub->ud.frag ? m->len - off : pub->ud.frag;
 		if (frags == 1)
 			n = m->len;
 		ret = msga__mpub_post_piece(pub, to, m, off, n);
@@ -115,15 +115,15 @@ static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 	char *copy;
 	int ret = 0;
 
-	if (msga__retain_get(&pub->retain, topic_id, seq, &data, &len) ||
+	if (msga__retain_get(&pub->ud.retain, topic_id, seq, &data, &len) ||
 	    len > MSGA_FRAG_MAX)
 		return -ENOENT;
 	if (!to)
 		mask = msga__mpub_targets(pub, topic_id, &lines);
 	frags = len <= msga__mpub_single_max(pub, topic_id) ? 1 :
-		(len + pub->frag - 1) / pub->frag;
+		(len + pub->ud.frag - 1) / pub->ud.frag;
 	if (!mask || pub->tx_nfree <= MSGA__PUB_TX_SLOTS / 2 ||
-	    msga__udep_sq_room(pub->mc) < (int)(frags * lines) ||
+	    msga__udep_sq_room(pub->ud.ep) < (int)(frags * lines) ||
 	    !budget_take(pub, frags * lines, now_ns))
 		return -EAGAIN;
 	slot = pub->tx_free[--pub->tx_nfree];
@@ -138,10 +138,10 @@ static int resend(struct msga_pub *pub, struct msga__mgroup *to,
 				   topic_id, (uint32_t)__builtin_ctzll(mask)),
 				   &m, frags);
 	if (ret < 0)
-		msga__udep_kill(pub->mc, ret, 1);
+		msga__udep_kill(pub->ud.ep, ret, 1);
 	if (!pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
-	pub->retx_msgs++;
+	pub->ud.retx_msgs++;
 	return 0;
 }
 
@@ -153,7 +153,7 @@ static void post_lost(struct msga_pub *pub, uint32_t topic_id, uint64_t seq,
 		return;
 	if (!msga__mpub_post_ctl(pub, topic_id, MSGA__UDW_LOST, seq,
 				 (uint32_t)count, 0))
-		pub->lost_sent++;
+		pub->ud.lost_sent++;
 }
 
 /*
@@ -174,7 +174,7 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 	if (budget_spent(pub, now_ns))
 		return; /* its sender asks again */
 	id = topic_named(pub, h->topic, h->topic_len);
-	if (id < 0 || h->origin != pub->origin)
+	if (id < 0 || h->origin != pub->ud.origin)
 		return; /* not ours, or for an earlier publisher here */
 	t = &pub->topics[id];
 	if (t->seq < end - 1)
@@ -215,8 +215,8 @@ void msga__mpub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (wc->byte_len >= MSGA__UD_GRH &&
 	    !msga__udw_get(buf + MSGA__UD_GRH, wc->byte_len - MSGA__UD_GRH,
 			   &h) &&
-	    h.type == MSGA__UDW_NAK && ep->pub->reliable && !ep->closing) {
-		ep->pub->naks_taken++;
+	    h.type == MSGA__UDW_NAK && ep->pub->ud.reliable && !ep->closing) {
+		ep->pub->ud.naks_taken++;
 		msga__mpub_on_nak(ep->pub, &h, NULL, now_ns);
 	}
 	if (!ep->dead && msga__udep_post_recv(ep, slot->idx))

@@ -212,7 +212,7 @@ static void serve_destroy(struct msga__ep *e)
 	struct msga__rserve *sv = serve_of(e);
 
 	if (sv->pub)
-		sv->pub->serve = NULL;
+		sv->pub->ud.serve = NULL;
 	serve_free(sv);
 }
 
@@ -228,7 +228,7 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 	struct sockaddr_storage at;
 	int ret;
 
-	if (!pub->reliable || pub->unicast || ctx->transport ==
+	if (!pub->ud.reliable || pub->ud.unicast || ctx->transport ==
 	    MSGA_TRANSPORT_IWARP)
 		return -EOPNOTSUPP;
 	sv = calloc(1, sizeof(*sv));
@@ -236,8 +236,8 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 		return -ENOMEM;
 	sv->ctx = ctx;
 	sv->pub = pub;
-	sv->len = pub->retain.mem_len;
-	sv->cap = pub->retain.cap;
+	sv->len = pub->ud.retain.mem_len;
+	sv->cap = pub->ud.retain.cap;
 	msga__replay_guard_init(&sv->replay, MSGA__READ_AUTH_WINDOW_MS);
 	msga__ep_add(ctx, &sv->eng, &serve_ops, 1);
 	ret = -ENOMEM;
@@ -245,13 +245,13 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 	sv->pd = sv->cq ? ibv_alloc_pd(ctx->verbs) : NULL;
 	/* zero-based: offsets on the wire, never our addresses */
 	if (sv->pd)
-		sv->mr = msga__reg_zero_based(ctx, sv->pd, pub->retain.mem,
+		sv->mr = msga__reg_zero_based(ctx, sv->pd, pub->ud.retain.mem,
 					      sv->len, IBV_ACCESS_REMOTE_READ);
 	if (sv->mr)
 		ret = msga__ctx_cm_channel(ctx);
 	if (!ret) {
 		/* the address the UD endpoint is bound to, any port */
-		at = *(struct sockaddr_storage *)rdma_get_local_addr(pub->mc->cm);
+		at = *(struct sockaddr_storage *)rdma_get_local_addr(pub->ud.ep->cm);
 		if (at.ss_family == AF_INET)
 			((struct sockaddr_in *)&at)->sin_port = 0;
 		else
@@ -268,19 +268,19 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 		return ret;
 	}
 	sv->port = ntohs(rdma_get_src_port(sv->listen));
-	pub->serve = sv;
-	pub->rpos_flag = MSGA__UDW_RPOS;
+	pub->ud.serve = sv;
+	pub->ud.rpos_flag = MSGA__UDW_RPOS;
 	return 0;
 }
 
 void msga__mpub_serve_fini(struct msga_pub *pub)
 {
-	if (pub->serve) {
-		pub->serve->pub = NULL;
-		serve_free(pub->serve);
+	if (pub->ud.serve) {
+		pub->ud.serve->pub = NULL;
+		serve_free(pub->ud.serve);
 	}
-	pub->serve = NULL;
-	pub->rpos_flag = 0;
+	pub->ud.serve = NULL;
+	pub->ud.rpos_flag = 0;
 }
 
 static const struct msga__ep_ops serve_ops = {

@@ -31,8 +31,8 @@ static void on_reasm_drop(void *arg, uint64_t stream)
 	struct msga_sub *sub = arg;
 
 	stream %= MSGA__UD_STREAMS_ALL; /* (a resend's slot: reassemble) */
-	if (stream < sub->streams.top && sub->streams.streams[stream].used)
-		sub->streams.streams[stream].reasm_drops++;
+	if (stream < sub->ud.streams.top && sub->ud.streams.streams[stream].used)
+		sub->ud.streams.streams[stream].reasm_drops++;
 }
 
 /* A forgotten stream's index will name another: its reassembly goes. */
@@ -40,10 +40,10 @@ static void on_stream_evict(void *arg, uint32_t idx)
 {
 	struct msga_sub *sub = arg;
 
-	msga__reasm_forget(&sub->reasm, idx);
-	msga__reasm_forget(&sub->reasm, idx + MSGA__UD_STREAMS_ALL);
-	msga__reasm_forget(&sub->preasm, idx);
-	msga__reasm_forget(&sub->preasm, idx + MSGA__UD_STREAMS_ALL);
+	msga__reasm_forget(&sub->ud.reasm, idx);
+	msga__reasm_forget(&sub->ud.reasm, idx + MSGA__UD_STREAMS_ALL);
+	msga__reasm_forget(&sub->ud.preasm, idx);
+	msga__reasm_forget(&sub->ud.preasm, idx + MSGA__UD_STREAMS_ALL);
 	msga__mrep_forget(sub, idx);
 }
 
@@ -51,23 +51,23 @@ int msga__msub_init(struct msga_sub *sub)
 {
 	int ret;
 
-	if (sub->streams.streams)
+	if (sub->ud.streams.streams)
 		return 0;
-	ret = msga__ustreams_init(&sub->streams, MSGA_SUB_STREAMS_MAX,
+	ret = msga__ustreams_init(&sub->ud.streams, MSGA_SUB_STREAMS_MAX,
 				  MSGA__UD_PROBATION_MAX);
 	if (ret)
 		return ret;
-	sub->streams.idle_ns = MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS *
+	sub->ud.streams.idle_ns = MSGA__UD_STREAM_IDLE_PEER_TIMEOUTS *
 			       sub->ctx->peer_timeout_ns;
-	sub->streams.on_evict = on_stream_evict;
-	sub->streams.evict_arg = sub;
+	sub->ud.streams.on_evict = on_stream_evict;
+	sub->ud.streams.evict_arg = sub;
 	/*
 	 * One message in reassembly per stream (a stream's index in the
 	 * table is its index there), and one resend (its index plus
 	 * MSGA__UD_STREAMS_ALL: a repair must not cut the live message
 	 * short), all within the default byte budget.
 	 */
-	ret = msga__reasm_init(&sub->reasm, 2 * MSGA__UD_STREAMS_ALL,
+	ret = msga__reasm_init(&sub->ud.reasm, 2 * MSGA__UD_STREAMS_ALL,
 			       MSGA_MSG_MAX,
 			       MSGA__UD_MIN_FRAG, MSGA__UD_REASM_TIMEOUT_NS);
 	/*
@@ -76,17 +76,17 @@ int msga__msub_init(struct msga_sub *sub)
 	 * verified stream's.
 	 */
 	if (!ret)
-		ret = msga__reasm_init(&sub->preasm, 2 * MSGA__UD_STREAMS_ALL,
+		ret = msga__reasm_init(&sub->ud.preasm, 2 * MSGA__UD_STREAMS_ALL,
 				       MSGA_MSG_MAX, MSGA__UD_MIN_FRAG,
 				       MSGA__UD_REASM_TIMEOUT_NS);
 	if (ret) {
-		msga__reasm_fini(&sub->reasm);
-		msga__ustreams_fini(&sub->streams);
+		msga__reasm_fini(&sub->ud.reasm);
+		msga__ustreams_fini(&sub->ud.streams);
 		return ret;
 	}
-	sub->preasm.budget = MSGA__UD_PROBATION_REASM_BYTES;
-	sub->reasm.on_drop = sub->preasm.on_drop = on_reasm_drop;
-	sub->reasm.drop_arg = sub->preasm.drop_arg = sub;
+	sub->ud.preasm.budget = MSGA__UD_PROBATION_REASM_BYTES;
+	sub->ud.reasm.on_drop = sub->ud.preasm.on_drop = on_reasm_drop;
+	sub->ud.reasm.drop_arg = sub->ud.preasm.drop_arg = sub;
 	return 0;
 }
 
@@ -117,7 +117,7 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 		return ret;
 	ep->sub = sub;
 	ep->id = sub->next_id++;
-	msga__list_add_tail(&sub->mships, &ep->own_node);
+	msga__list_add_tail(&sub->ud.mships, &ep->own_node);
 	ret = msga__udep_join(ep, &group, 0, &g);
 	if (ret) {
 		msga__udep_free(ep);
@@ -188,7 +188,7 @@ static void stop_mship(struct msga__udep *ep, int status, int notify)
 {
 	msga__udep_kill(ep, status, notify);
 	if (!(ep->sub->flags & MSGA_SUB_AB_LINES))
-		msga__ustreams_evict_conn(&ep->sub->streams, ep->id);
+		msga__ustreams_evict_conn(&ep->sub->ud.streams, ep->id);
 }
 
 /* A loss ended the membership (MSGA_SUB_STOP_ON_GAP). */
@@ -210,7 +210,7 @@ void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 	struct msga_sub *sub = ep->sub;
 	struct msga_msg msg = {
 		.data = data, .len = len, .topic = s->topic,
-		.topic_id = msga__ustreams_pos(&sub->streams, s),
+		.topic_id = msga__ustreams_pos(&sub->ud.streams, s),
 		.conn_id = s->conn_id, .seq = seq, .rx_time_ns = now_ns,
 		.priv_ = slot, .origin = s->origin, .flags = flags,
 	};
@@ -278,23 +278,23 @@ static void reassemble(struct msga__udep *ep, struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga__frag f = {
-		.stream = msga__ustreams_pos(&sub->streams, s) +
+		.stream = msga__ustreams_pos(&sub->ud.streams, s) +
 			  (h->flags & MSGA__UDW_RETX ? MSGA__UD_STREAMS_ALL : 0),
 		.msg_seq = h->seq, .total_len = h->msg_len, .offset = h->off,
 		.len = h->payload, .frag_size = h->frag_size, .data = payload,
 	};
-	struct msga__reasm *r = &sub->reasm;
+	struct msga__reasm *r = &sub->ud.reasm;
 	const void *msg;
 	uint32_t len;
 
 	/* on probation, and the message begun then: apart (msub_init) */
 	if (!s->verified || h->seq == s->preasm_seq) {
-		r = &sub->preasm;
+		r = &sub->ud.preasm;
 		s->preasm_seq = h->seq;
 	}
 	if (msga__reasm_add(r, &f, now_ns, &msg, &len) != 1)
 		return;
-	if (r == &sub->preasm)
+	if (r == &sub->ud.preasm)
 		s->preasm_seq = 0;
 	deliver(ep, s, NULL, h, msg, len, now_ns);
 	msga__reasm_release(r, msg);
@@ -319,7 +319,7 @@ static int guard_pass(struct msga_sub *sub, struct msga__ustream *s,
 			    allowed) == MSGA__GUARD_HOLD)
 		return 0;
 	if (!s->verified && s->guard.confirms >= MSGA__UD_CONFIRMS)
-		msga__ustreams_verify(&sub->streams, s, now_ns);
+		msga__ustreams_verify(&sub->ud.streams, s, now_ns);
 	return 1;
 }
 
@@ -360,7 +360,7 @@ static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns)
 {
 	struct msga_sub *sub = ep->sub;
-	struct msga__ustream *s = msga__ustreams_find(&sub->streams, h->origin,
+	struct msga__ustream *s = msga__ustreams_find(&sub->ud.streams, h->origin,
 						      h->topic, h->topic_len);
 
 	if (!s || s->retired ||
@@ -368,8 +368,8 @@ static void stream_end(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	    !guard_pass(sub, s, h, now_ns) ||
 	    stream_position(ep, s, h->seq, now_ns))
 		return; /* (a second copy: told already) */
-	sub->st.ended++;
-	msga__ustreams_retire(&sub->streams, s);
+	sub->ud.st.ended++;
+	msga__ustreams_retire(&sub->ud.streams, s);
 	stream_gone(ep, s, 0, h->seq);
 }
 
@@ -391,8 +391,8 @@ static void stream_heard(struct msga_sub *sub, struct msga__ustream *s,
 	s->watch_ns = three > sub->ctx->peer_timeout_ns ?
 		      three : sub->ctx->peer_timeout_ns;
 	/* the subscriber's timer must come by this stream's limit */
-	if (now_ns + s->watch_ns < sub->silence_look_ns)
-		sub->silence_look_ns = now_ns + s->watch_ns;
+	if (now_ns + s->watch_ns < sub->ud.silence_look_ns)
+		sub->ud.silence_look_ns = now_ns + s->watch_ns;
 }
 
 static int is_local(const struct msga_sub *sub, uint64_t origin)
@@ -406,7 +406,7 @@ static int mship_live(struct msga_sub *sub, uint32_t conn_id)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships)
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		if (mship(pos)->id == conn_id)
 			return !mship(pos)->dead;
 	return 0;
@@ -421,7 +421,7 @@ static struct msga__ustream *stream_of(struct msga__udep *ep,
 				       const struct msga__udw_hdr *h,
 				       uint64_t now_ns)
 {
-	struct msga__ustreams *t = &ep->sub->streams;
+	struct msga__ustreams *t = &ep->sub->ud.streams;
 	struct msga__ustream *s;
 
 	s = msga__ustreams_get(t, h->origin, h->topic, h->topic_len, ep->id,
@@ -448,11 +448,11 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	char topic[MSGA_TOPIC_MAX + 1];
 
 	if (msga__udw_get(buf, n, &h)) {
-		sub->st.foreign++;
+		sub->ud.st.foreign++;
 		return;
 	}
 	if (ep->unicast && !msga__usub_from_peer(ep, wc, buf - MSGA__UD_GRH)) {
-		sub->st.spoofed++; /* not from the publisher we connected to */
+		sub->ud.st.spoofed++; /* not from the publisher we connected to */
 		return;
 	}
 	if (h.type != MSGA__UDW_DATA && h.type != MSGA__UDW_HEARTBEAT &&
@@ -464,18 +464,18 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (ep->unicast && ep->ustate == MSGA__U_READY)
 		ep->last_heard_ns = now_ns; /* the publisher is alive */
 	if (is_local(sub, h.origin)) {
-		sub->st.local++;
+		sub->ud.st.local++;
 		return;
 	}
 	memcpy(topic, h.topic, h.topic_len);
 	topic[h.topic_len] = '\0';
 	if (msga__topic_check(topic)) {
 		/* (a name the API would refuse never reaches msg->topic) */
-		sub->st.foreign++;
+		sub->ud.st.foreign++;
 		return;
 	}
 	if (!msga__topic_match(sub->pattern, topic)) {
-		sub->st.filtered++;
+		sub->ud.st.filtered++;
 		return;
 	}
 	if (h.type == MSGA__UDW_END) {
@@ -488,8 +488,8 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	}
 	s = stream_of(ep, &h, now_ns);
 	if (!s) {
-		sub->st.overflow++;
-		if (msga__ustreams_refused_first(&sub->streams, h.origin,
+		sub->ud.st.overflow++;
+		if (msga__ustreams_refused_first(&sub->ud.streams, h.origin,
 						 h.topic, h.topic_len))
 			topic_event(ep, topic, h.origin,
 				    MSGA_EVENT_STREAM_OVERFLOW, h.seq, 1);
@@ -503,7 +503,7 @@ static void classify(struct msga__udep *ep, struct msga__rxslot *slot,
 	if (s->repaired && (h.flags & MSGA__UDW_RPOS))
 		msga__mread_note(ep, s, &h); /* for repair by READ */
 	if (h.type == MSGA__UDW_HEARTBEAT) {
-		sub->st.heartbeats++;
+		sub->ud.st.heartbeats++;
 		stream_position(ep, s, h.seq, now_ns);
 		return;
 	}
@@ -526,7 +526,7 @@ void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 		classify(ep, slot, wc, buf + MSGA__UD_GRH,
 			 byte_len - MSGA__UD_GRH, now_ns);
 	else
-		ep->sub->st.foreign++;
+		ep->sub->ud.st.foreign++;
 	ep->rx_wc = NULL;
 	if (slot->holds.n || ep->dead)
 		return;
@@ -573,10 +573,10 @@ uint64_t msga__msub_expire(struct msga_sub *sub, uint64_t now_ns)
 {
 	uint64_t a, b;
 
-	msga__reasm_expire(&sub->reasm, now_ns);
-	msga__reasm_expire(&sub->preasm, now_ns);
-	a = msga__reasm_next_expiry(&sub->reasm);
-	b = msga__reasm_next_expiry(&sub->preasm);
+	msga__reasm_expire(&sub->ud.reasm, now_ns);
+	msga__reasm_expire(&sub->ud.preasm, now_ns);
+	a = msga__reasm_next_expiry(&sub->ud.reasm);
+	b = msga__reasm_next_expiry(&sub->ud.preasm);
 	return a < b ? a : b;
 }
 
@@ -585,7 +585,7 @@ struct msga__udep *msga__msub_mship(struct msga_sub *sub, uint32_t conn_id)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships)
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		if (mship(pos)->id == conn_id && !mship(pos)->dead)
 			return mship(pos);
 	return NULL;
@@ -598,7 +598,7 @@ static void on_silent(void *arg, struct msga__ustream *s)
 
 	if (!ep)
 		return; /* its membership ended: the stream goes with it */
-	sub->st.silent++;
+	sub->ud.st.silent++;
 	/* (a repaired stream's tracker stops at its start: repair.h counts) */
 	stream_gone(ep, s, -ETIMEDOUT,
 		    s->seq.last > s->last_seq ? s->seq.last : s->last_seq);
@@ -616,30 +616,30 @@ uint64_t msga__msub_tick(struct msga_sub *sub, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX, pt = sub->ctx->peer_timeout_ns, look;
 
-	if (sub->reasm.slots && (msga__reasm_pending(&sub->reasm) ||
-				 msga__reasm_pending(&sub->preasm)))
+	if (sub->ud.reasm.slots && (msga__reasm_pending(&sub->ud.reasm) ||
+				 msga__reasm_pending(&sub->ud.preasm)))
 		next = msga__msub_expire(sub, now_ns);
 	look = msga__mrep_tick(sub, now_ns);
 	next = look < next ? look : next;
 	if (sub->dead)
 		return UINT64_MAX;
-	if (msga__time_reached(now_ns, sub->silence_look_ns)) {
-		msga__ustreams_scan_silent(&sub->streams, now_ns, pt,
+	if (msga__time_reached(now_ns, sub->ud.silence_look_ns)) {
+		msga__ustreams_scan_silent(&sub->ud.streams, now_ns, pt,
 					   on_silent, sub);
-		look = msga__ustreams_next_silence(&sub->streams, pt);
+		look = msga__ustreams_next_silence(&sub->ud.streams, pt);
 		if (look != UINT64_MAX &&
 		    look < now_ns + MSGA__UD_SILENCE_LOOK_NS)
 			look = now_ns + MSGA__UD_SILENCE_LOOK_NS;
-		sub->silence_look_ns = look;
+		sub->ud.silence_look_ns = look;
 	}
-	return sub->silence_look_ns < next ? sub->silence_look_ns : next;
+	return sub->ud.silence_look_ns < next ? sub->ud.silence_look_ns : next;
 }
 
 int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships) {
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships) {
 		struct msga__udep *ep = mship(pos);
 
 		if (ep->id == conn_id && !ep->dead) {
@@ -657,7 +657,7 @@ void msga__msub_kill_all(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships)
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		msga__udep_kill(mship(pos), 0, 0);
 }
 
@@ -665,16 +665,16 @@ void msga__msub_fini(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships)
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		msga__udep_free(mship(pos));
 	msga__mrep_fini(sub); /* its address handles, after the QPs */
-	msga__ustreams_fini(&sub->streams);
-	msga__reasm_fini(&sub->reasm);
-	msga__reasm_fini(&sub->preasm);
+	msga__ustreams_fini(&sub->ud.streams);
+	msga__reasm_fini(&sub->ud.reasm);
+	msga__reasm_fini(&sub->ud.preasm);
 }
 
 /*
- * What membership conn_id brought, for msga_sub_line_stats() (sub_stats.c):
+ * What membership conn_id brought, for msga_sub_line_stats() (sub_stats.c, through the table of mcast_sub_ops.c):
  * 0, or -ENOENT when sub has none of that id. One that ended still
  * answers until it is freed.
  */
@@ -683,7 +683,7 @@ int msga__msub_line(const struct msga_sub *sub, uint32_t conn_id,
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->mships) {
+	msga__list_for_each_safe(pos, tmp, &sub->ud.mships) {
 		const struct msga__udep *ep = mship(pos);
 
 		if (ep->id != conn_id)

@@ -24,4 +24,5 @@ const struct msga__sub_ops msga__ud_sub_ops = {
 	.free = msga__msub_fini,
 	.hold = msga__msub_hold,
 	.release = msga__msub_release,
+	.line = msga__msub_line,
 };

@@ -111,7 +111,7 @@ int msga__read_auth_request(struct msga__rserve *sv, const void *pdata,
 	*key = has ? msga__keyring_find(kr, r.key_id) : NULL;
 	if (!*key)
 		return -EACCES;
-	request_tag(*key, &r, sv->pub->origin, want);
+	request_tag(*key, &r, sv->pub->ud.origin, want);
 	if (!msga__auth_tag_equal(want, r.tag) ||
 	    msga__replay_check(&sv->replay, realtime_ms(), r.ts_ms, r.nonce) !=
 		    MSGA__REPLAY_OK)

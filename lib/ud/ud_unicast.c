@@ -98,21 +98,21 @@ int msga__upub_create(struct msga_pub *pub, const char *uri)
 	if (sodium_init() < 0)
 		return msga__ctx_fail(ctx, -ENOMEM, "msga_pub_create: "
 				      "sodium_init");
-	pub->unicast = 1;
+	pub->ud.unicast = 1;
 	/* the places, then the answers' address handles (REPLY_AHS) */
-	pub->dests = calloc(MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS,
-			    sizeof(*pub->dests));
-	if (!pub->dests)
+	pub->ud.dests = calloc(MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS,
+			    sizeof(*pub->ud.dests));
+	if (!pub->ud.dests)
 		return -ENOMEM;
 	ret = msga__udep_new(ctx, MSGA__UD_PUB_RX_DEPTH, MSGA__UD_PUB_SQ_DEPTH,
-			     &ss, &pub->mc);
+			     &ss, &pub->ud.ep);
 	if (!ret)
 		ret = msga__mpub_setup(pub);
 	if (ret)
 		return ret;
-	pub->mc->unicast = 1;
-	randombytes_buf(pub->mc->cookie_key, sizeof(pub->mc->cookie_key));
-	if (rdma_listen(pub->mc->cm, 64))
+	pub->ud.ep->unicast = 1;
+	randombytes_buf(pub->ud.ep->cookie_key, sizeof(pub->ud.ep->cookie_key));
+	if (rdma_listen(pub->ud.ep->cm, 64))
 		return msga__ctx_fail(ctx, msga__neg_errno(EADDRINUSE),
 				      "msga_pub_create: rdma_listen (UD)");
 	return 0;
@@ -148,7 +148,7 @@ static void dest_emit(struct msga_pub *pub, struct msga__udest *d,
 static void dest_drop(struct msga_pub *pub, struct msga__udest *d, int status)
 {
 	d->used = 0;
-	pub->ndests--;
+	pub->ud.ndests--;
 	if (d->g.inflight) {
 		d->g.retiring = 1;
 	} else if (d->g.ah) {
@@ -163,9 +163,9 @@ int msga__upub_drop_all(struct msga_pub *pub, int status)
 {
 	int n = 0;
 
-	for (uint32_t i = 0; pub->dests && i < MSGA__UD_DESTS_MAX; i++)
-		if (pub->dests[i].used) {
-			dest_drop(pub, &pub->dests[i], status);
+	for (uint32_t i = 0; pub->ud.dests && i < MSGA__UD_DESTS_MAX; i++)
+		if (pub->ud.dests[i].used) {
+			dest_drop(pub, &pub->ud.dests[i], status);
 			n++;
 		}
 	return n;
@@ -179,7 +179,7 @@ static struct msga__udest *dest_find(struct msga_pub *pub,
 	struct msga__udest *free_d = NULL;
 
 	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++) {
-		struct msga__udest *d = &pub->dests[i];
+		struct msga__udest *d = &pub->ud.dests[i];
 
 		if (!d->used) {
 			if (!free_d && !d->g.retiring)
@@ -210,10 +210,10 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	d->lid = ah->dlid;
 	inet_ntop(AF_INET6, ah->grh.dgid.raw, d->g.name, sizeof(d->g.name));
 	snprintf(d->pattern, sizeof(d->pattern), "%s", pattern);
-	d->id = pub->next_dest_id++;
+	d->id = pub->ud.next_dest_id++;
 	d->nonce = nonce;
 	d->used = 1;
-	pub->ndests++;
+	pub->ud.ndests++;
 	dest_emit(pub, d, MSGA_EVENT_CONNECTED, 0);
 	return 0;
 }
@@ -265,8 +265,8 @@ static void send_cookie(struct msga__udep *ep, const struct ibv_wc *wc,
 	struct msga__mgroup *g = NULL;
 
 	for (uint32_t i = 0; i < MSGA__UD_REPLY_AHS && !g; i++)
-		if (!pub->dests[MSGA__UD_DESTS_MAX + i].g.inflight)
-			g = &pub->dests[MSGA__UD_DESTS_MAX + i].g;
+		if (!pub->ud.dests[MSGA__UD_DESTS_MAX + i].g.inflight)
+			g = &pub->ud.dests[MSGA__UD_DESTS_MAX + i].g;
 	if (!g || !nonce)
 		return;
 	if (g->ah)
@@ -293,8 +293,8 @@ static uint32_t dests_of(const struct msga_pub *pub, const union ibv_gid *gid)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++)
-		n += pub->dests[i].used &&
-		     !memcmp(&pub->dests[i].gid, gid, sizeof(*gid));
+		n += pub->ud.dests[i].used &&
+		     !memcmp(&pub->ud.dests[i].gid, gid, sizeof(*gid));
 	return n;
 }
 
@@ -359,14 +359,14 @@ void msga__upub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 	pattern[h.topic_len] = '\0';
 	if (h.type == MSGA__UDW_SUBSCRIBE) {
 		on_subscribe(ep, wc, buf, &h, pattern, now_ns);
-	} else if (h.type == MSGA__UDW_NAK && ep->pub->reliable &&
+	} else if (h.type == MSGA__UDW_NAK && ep->pub->ud.reliable &&
 		   !ep->closing &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
 					(struct ibv_wc *)wc,
 					(struct ibv_grh *)buf, &ah) &&
 		   (d = dest_find(ep->pub, wc, &ah, 0))) {
 		/* resends go to the one who asked (mcast_retx.c) */
-		ep->pub->naks_taken++;
+		ep->pub->ud.naks_taken++;
 		msga__mpub_on_nak(ep->pub, &h, &d->g, now_ns);
 	} else if (h.type == MSGA__UDW_UNSUBSCRIBE &&
 		   !ibv_init_ah_from_wc(ep->ctx->verbs, ep->ctx->port,
@@ -387,7 +387,7 @@ uint64_t msga__upub_targets(struct msga_pub *pub, uint32_t topic_id,
 	uint64_t mask = 0;
 
 	for (uint32_t i = 0; i < MSGA__UD_DESTS_MAX; i++) {
-		struct msga__udest *d = &pub->dests[i];
+		struct msga__udest *d = &pub->ud.dests[i];
 
 		if (!d->used)
 			continue;
@@ -410,8 +410,8 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX;
 
-	for (uint32_t i = 0; pub->ndests && i < MSGA__UD_DESTS_MAX; i++) {
-		struct msga__udest *d = &pub->dests[i];
+	for (uint32_t i = 0; pub->ud.ndests && i < MSGA__UD_DESTS_MAX; i++) {
+		struct msga__udest *d = &pub->ud.dests[i];
 
 		uint64_t dead_at = d->last_seen_ns + pub->ctx->peer_timeout_ns + 1;
 
@@ -428,11 +428,11 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns)
 void msga__upub_fini(struct msga_pub *pub)
 {
 	for (uint32_t i = 0;
-	     pub->dests && i < MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS; i++)
-		if (pub->dests[i].g.ah)
-			ibv_destroy_ah(pub->dests[i].g.ah);
-	free(pub->dests);
-	pub->dests = NULL;
+	     pub->ud.dests && i < MSGA__UD_DESTS_MAX + MSGA__UD_REPLY_AHS; i++)
+		if (pub->ud.dests[i].g.ah)
+			ibv_destroy_ah(pub->ud.dests[i].g.ah);
+	free(pub->ud.dests);
+	pub->ud.dests = NULL;
 }
 
 /* ------------------------------------------------------------ subscriber */
@@ -464,7 +464,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri)
 	ep->started_ns = msga__now_ns();
 	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
 		 uri + strlen("ud://"));
-	msga__list_add_tail(&sub->mships, &ep->own_node);
+	msga__list_add_tail(&sub->ud.mships, &ep->own_node);
 	msga__ctx_cm_soon(ctx);
 	if (rdma_resolve_addr(ep->cm, NULL, (struct sockaddr *)&dst, 2000)) {
 		ret = msga__neg_errno(EHOSTUNREACH);
@@ -573,7 +573,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 {
 	if ((h->type != MSGA__UDW_SUBACK && h->type != MSGA__UDW_COOKIE) ||
 	    ep->ustate == MSGA__U_RESOLVING || h->seq != ep->nonce) {
-		ep->sub->st.spoofed++;
+		ep->sub->ud.st.spoofed++;
 		return;
 	}
 	ep->last_heard_ns = now_ns;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cq_drain.h"
 #include "mcast.h"
 #include "pubsub.h"
 #include "udep_policy.h"
@@ -75,9 +76,8 @@ static int udep_create_qp(struct msga__udep *ep)
 			 .max_inline_data = ctx->max_inline },
 	};
 
-	ep->cq = ibv_create_cq(ctx->verbs, (int)(qia.cap.max_send_wr +
-						  qia.cap.max_recv_wr),
-			       &ep->armed, ctx->comp_channel, 0);
+	ep->cq = msga__cq_open(ctx, (int)(qia.cap.max_send_wr +
+					  qia.cap.max_recv_wr), &ep->armed);
 	if (!ep->cq)
 		return msga__ctx_fail(ctx, msga__neg_errno(ENOMEM),
 				      "ibv_create_cq(UD)");
@@ -365,7 +365,7 @@ static void recv_wc(struct msga__udep *ep, const struct ibv_wc *wc,
 		return; /* flushed, or the ring goes with the endpoint */
 	if (recv_too_long(wc)) {
 		if (ep->sub)
-			ep->sub->st.oversize++;
+			ep->sub->ud.st.oversize++;
 		if (msga__udep_post_recv(ep, idx))
 			msga__udep_kill(ep, -EIO, 1);
 		return;
@@ -521,20 +521,14 @@ static int udep_poll(struct msga__udep *ep, int budget, uint64_t *now)
 
 	report_death(ep);
 	while (ep->cq && udep_busy(ep) && done < budget) {
-		n = ibv_poll_cq(ep->cq, budget - done < 32 ? budget - done : 32,
-				wc);
+		n = msga__cq_drain(ep->cq, &ep->armed, ep->ctx->evmode, wc,
+				   budget - done < 32 ? budget - done : 32);
 		if (n < 0) {
-			msga__udep_kill(ep, -EIO, 1);
+			msga__udep_kill(ep, n, 1);
 			break;
 		}
-		if (n == 0) {
-			if (!ep->ctx->evmode || ep->armed)
-				break;
-			if (ibv_req_notify_cq(ep->cq, 0))
-				break;
-			ep->armed = 1;
-			continue;
-		}
+		if (n == 0)
+			break;
 		if (!*now)
 			*now = msga__rx_clock_now(&ep->ctx->rx_clock);
 		for (int i = 0; i < n; i++)
@@ -794,10 +788,10 @@ static struct ibv_ah *any_ah(const struct msga__udep *ep)
 	for (uint32_t i = 0; i < ep->ngroups; i++)
 		if (ep->groups[i].ah)
 			return ep->groups[i].ah;
-	for (uint32_t i = 0; ep->pub && ep->pub->dests &&
+	for (uint32_t i = 0; ep->pub && ep->pub->ud.dests &&
 			     i < MSGA__UD_DESTS_MAX; i++)
-		if (ep->pub->dests[i].g.ah)
-			return ep->pub->dests[i].g.ah;
+		if (ep->pub->ud.dests[i].g.ah)
+			return ep->pub->ud.dests[i].g.ah;
 	return ep->peer.ah;
 }
 
@@ -912,8 +906,7 @@ static void udep_ep_arm(struct msga__ep *e)
 {
 	struct msga__udep *ep = udep_of(e);
 
-	if (ep->cq && !ep->armed && !ibv_req_notify_cq(ep->cq, 0))
-		ep->armed = 1;
+	msga__cq_arm(ep->cq, &ep->armed);
 }
 
 /*
