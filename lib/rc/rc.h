@@ -56,6 +56,13 @@ _Static_assert(!(MSGA__SUB_SQ_DEPTH & (MSGA__SUB_SQ_DEPTH - 1)) &&
 	       "send queue slots are found by masking");
 
 
+/* struct msga__conn's ring: none (SEND/RECV), or which end of it. */
+enum msga__conn_ring {
+	MSGA__C_RING_NONE = 0,
+	MSGA__C_RING_WRITER,   /* a publisher's */
+	MSGA__C_RING_READER,   /* a subscriber's */
+};
+
 enum msga__conn_state {
 	MSGA__C_RESOLVING = 1, /* sub: address/route resolution */
 	MSGA__C_CONNECTING,    /* sub: rdma_connect sent; pub: accepted */
@@ -163,8 +170,10 @@ struct msga__conn {
 	int rs_active;
 
 	/* RDMA WRITE ring (ring.h, rc_ring.c): publisher writes, subscriber
-	 * polls. 0 = this connection's data goes by SEND/RECV. */
-	int ring;
+	 * polls. 0 = this connection's data goes by SEND/RECV. Which end of
+	 * it this connection is says its role too, so the data path tests
+	 * one field, not the ring and then the owner. */
+	enum msga__conn_ring ring;
 	struct msga__ring_writer rw;   /* publisher side */
 	struct ibv_send_wr ring_wr[2]; /* its WRITEs: [0] a PAD, [1] a record */
 	struct ibv_sge ring_sge[4];    /* [0] the PAD's, [1..3] the record's */
@@ -258,7 +267,7 @@ char *msga__conn_ctl_payload(struct msga__conn *c);
  */
 static inline int msga__conn_can_data(const struct msga__conn *c)
 {
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
 		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
 	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
@@ -273,7 +282,7 @@ static inline int msga__conn_can_data(const struct msga__conn *c)
  */
 static inline uint64_t msga__conn_room_made(const struct msga__conn *c)
 {
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return c->rw.head / MSGA__RING_REC_MAX;
 	return c->cr.peer_freed;
 }
@@ -382,7 +391,7 @@ void msga__ring_released(struct msga__conn *c);
 static inline int msga__conn_send(struct msga__conn *c,
 				  const struct msga__send_desc *m)
 {
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return msga__ring_send(c, m);
 	return msga__conn_send_recv(c, m);
 }

@@ -27,7 +27,8 @@ int msga__conn_post_recv(struct msga__conn *c, uint32_t idx)
 char *msga__conn_ctl_payload(struct msga__conn *c)
 {
 	return c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT +
-	       (c->ring && c->pub ? MSGA__RING_HEAD : MSGA__WIRE_HDR_LEN);
+	       (c->ring == MSGA__C_RING_WRITER ? MSGA__RING_HEAD :
+						 MSGA__WIRE_HDR_LEN);
 }
 
 /*
@@ -114,7 +115,7 @@ int msga__conn_can_ctl(const struct msga__conn *c)
 {
 	int claim = c->pub && c->pub->claimed;
 
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return msga__ring_can_place(&c->rw, claim ?
 					    3u * MSGA__RING_REC_MAX : 0) &&
 		       c->tx_seq + (claim ? 4 : 2) - c->tx_done <= c->sq_depth;
@@ -133,7 +134,7 @@ void msga__conn_hello(struct msga__conn *c, struct msga__wire_hello *h,
 		.role = role, .recv_depth = c->rx_depth,
 		.slot_size = c->rx_slot,
 	};
-	if (c->ring && c->sub) {
+	if (c->ring == MSGA__C_RING_READER) {
 		h->ring_addr = 0; /* an offset: the ring is zero-based */
 		h->ring_rkey = c->ring_mr->rkey;
 		h->ring_size = msga__ring_offer(c->rr.mem.size);

@@ -9,6 +9,7 @@
  * callbacks (rc.h) are the only way up, one indirect call per received
  * message, retired buffer or event.
  */
+#include "cq_drain.h"
 #include "rc.h"
 #include "srq.h"
 
@@ -55,7 +56,7 @@ static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
 
 	if (ret)
 		return ret;
-	if (c->ring && c->pub) {
+	if (c->ring == MSGA__C_RING_WRITER) {
 		/* The ring's reader reports freed bytes, not receives. */
 		ret = msga__ring_on_report(&c->rw, h.credit);
 		if (ret)
@@ -127,7 +128,8 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 	return 0;
 }
 
-/* Drain up to budget completions; arm the CQ once it is empty. */
+/* Drain up to budget completions; arm the CQ once it is empty
+ * (event mode: msga__cq_drain). */
 int msga__conn_poll(struct msga__conn *c, int budget)
 {
 	struct ibv_wc wc[POLL_BATCH];
@@ -137,21 +139,14 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 		int want = budget - done < POLL_BATCH ? budget - done :
 							POLL_BATCH;
 
-		n = ibv_poll_cq(c->cq, want, wc);
+		n = msga__cq_drain(c->cq, &c->armed, c->ctx->evmode, wc,
+				   want);
 		if (n < 0) {
-			msga__conn_kill(c, -EIO, 1);
+			msga__conn_kill(c, n, 1);
 			break;
 		}
-		if (n == 0) {
-			if (!c->ctx->evmode || c->armed)
-				break;
-			/* Arm, then look again: a completion may have slipped
-			 * in before the arm and would raise no event. */
-			if (ibv_req_notify_cq(c->cq, 0))
-				break;
-			c->armed = 1;
-			continue;
-		}
+		if (n == 0)
+			break;
 		{
 			uint64_t t = msga__rx_clock_now(&c->ctx->rx_clock);
 
@@ -215,8 +210,7 @@ void msga__conn_arm(struct msga__ep *ep)
 {
 	struct msga__conn *c = msga__conn_of(ep);
 
-	if (c->cq && !c->armed && !ibv_req_notify_cq(c->cq, 0))
-		c->armed = 1;
+	msga__cq_arm(c->cq, &c->armed);
 }
 
 /*

@@ -97,7 +97,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	ring_size = msga__ring_offered_size(peer.ring_size);
 	if (ring_size && msga__ring_size_ok(ring_size) &&
 	    c->ctx->dev_attr.max_sge >= 3) {
-		c->ring = 1;
+		c->ring = MSGA__C_RING_WRITER;
 		msga__ring_tx_setup(c, peer.ring_rkey, ring_size);
 	}
 	msga__conn_hello(c, &mine, 1);

@@ -200,7 +200,7 @@ void msga__ring_unregister(struct msga__conn *c)
  */
 void msga__ring_refused(struct msga__conn *c)
 {
-	c->ring = 0;
+	c->ring = MSGA__C_RING_NONE;
 	msga__ring_unregister(c);
 }
 

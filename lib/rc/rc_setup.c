@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "cq_drain.h"
 #include "rc.h"
 #include "srq.h"
 
@@ -69,13 +70,12 @@ static int conn_create_qp(struct msga__conn *c)
 			 .max_inline_data = c->ctx->max_inline },
 	};
 
-	c->cq = ibv_create_cq(c->ctx->verbs, (int)(c->sq_depth + c->rx_depth),
-			      &c->armed, c->ctx->comp_channel, 0);
+	/* (armed at once in event mode: a program may sleep on
+	 * msga_ctx_fd() before it polls this CQ) */
+	c->cq = msga__cq_open(c->ctx, (int)(c->sq_depth + c->rx_depth),
+			      &c->armed);
 	if (!c->cq)
 		return msga__neg_errno(ENOMEM);
-	/* (a program may sleep on msga_ctx_fd() before it polls this CQ) */
-	if (c->ctx->evmode && !ibv_req_notify_cq(c->cq, 0))
-		c->armed = 1;
 	qia.send_cq = c->cq;
 	qia.recv_cq = c->cq; /* also of SRQ receives this QP takes */
 	if (c->srq) {
@@ -98,7 +98,7 @@ static int conn_create_qp(struct msga__conn *c)
  */
 static int conn_pd(struct msga__conn *c)
 {
-	if (!(c->sub && c->ring)) {
+	if (c->ring != MSGA__C_RING_READER) {
 		c->pd = c->ctx->pd;
 		return 0;
 	}

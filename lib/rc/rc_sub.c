@@ -58,7 +58,7 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 	if (!c)
 		return -ENOMEM;
 	c->sub = sub;
-	c->ring = ring;
+	c->ring = ring ? MSGA__C_RING_READER : MSGA__C_RING_NONE;
 	c->eng.silent = ring; /* (msga_ctx_fd() refuses to sleep on it) */
 	c->id = sub->next_id++;
 	c->state = MSGA__C_RESOLVING;

@@ -98,7 +98,7 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 	/* A publisher that did not echo the ring's size will SEND. */
 	if (c->ring && peer.ring_size != msga__ring_offer(c->rr.mem.size))
 		msga__ring_refused(c);
-	c->eng.silent = c->ring;
+	c->eng.silent = c->ring != MSGA__C_RING_NONE;
 	msga__credit_init(&c->cr, c->rx_depth, peer.recv_depth);
 	ret = msga__rc_auth_send_proof(c);
 	if (ret)

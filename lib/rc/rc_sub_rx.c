@@ -16,8 +16,9 @@
 
 /*
  * Hand a whole message to the callback, in place. Every path ends here
- * (the ring's fast path directly); a topic must be named before its first
- * message, or it is a bad peer.
+ * (the ring's fast path directly, which is why the ring's reader loop is
+ * in this file: a record's delivery is a call the compiler sees); a
+ * topic must be named before its first message, or it is a bad peer.
  */
 static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
 			 uint32_t topic, uint64_t seq, const void *data,
@@ -83,9 +84,8 @@ static int reassemble(struct msga__conn *c, const struct msga__wire_hdr *h,
 	c->rs_off += plen;
 	if (h->flags & MSGA__WF_LAST) {
 		c->rs_active = 0;
-		return deliver_whole(c, &c->rs->slot, h->topic,
-					       h->seq, c->rs->data, c->rs_len,
-					       now_ns);
+		return deliver_whole(c, &c->rs->slot, h->topic, h->seq,
+				     c->rs->data, c->rs_len, now_ns);
 	}
 	return 0;
 }
@@ -115,8 +115,7 @@ static int unbatch(struct msga__conn *c, struct msga__rxslot *slot,
 					MSGA__WIRE_HDR_LEN + h.len);
 
 		ret = deliver_whole(c, slot, h.topic, h.seq,
-					      rec + MSGA__WIRE_HDR_LEN, h.len,
-					      now_ns);
+				    rec + MSGA__WIRE_HDR_LEN, h.len, now_ns);
 		if (ret)
 			return ret;
 		if (c->state == MSGA__C_DEAD)
@@ -158,9 +157,8 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		return 0;
 	case MSGA__W_DATA:
 		if (h->flags == (MSGA__WF_FIRST | MSGA__WF_LAST))
-			return deliver_whole(c, slot, h->topic,
-						       h->seq, payload, plen,
-						       now_ns);
+			return deliver_whole(c, slot, h->topic, h->seq,
+					     payload, plen, now_ns);
 		if (h->topic >= MSGA_PUB_TOPICS_MAX || !c->names[h->topic][0])
 			return -EPROTO;
 		return reassemble(c, h, payload, plen, now_ns);
@@ -224,9 +222,8 @@ int msga__sub_ring_poll(struct msga__conn *c, int budget)
 		if (rec_len != MSGA__RING_TAKE_OTHER) {
 			if (!now)
 				now = msga__rx_clock_now(&c->ctx->rx_clock);
-			if (deliver_whole(c, &c->ring_slot, s.topic,
-						    s.seq, s.payload, s.len,
-						    now)) {
+			if (deliver_whole(c, &c->ring_slot, s.topic, s.seq,
+					  s.payload, s.len, now)) {
 				msga__conn_kill(c, -EPROTO, 1);
 				break;
 			}

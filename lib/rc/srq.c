@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 
+#include "cq_drain.h"
 #include "srq.h"
 
 static int srq_post(struct msga__srq *s, uint32_t idx)
@@ -121,12 +122,17 @@ int msga__srq_repost(struct msga__conn *c, uint32_t idx)
 	return ret;
 }
 
+/*
+ * Every SRQ receive c's CQ holds goes back to the SRQ. The CQ is a dying
+ * QP's, about to be destroyed (msga__conn_drop_qp): nothing waits on its
+ * events, so it is drained without arming (evmode 0).
+ */
 static void srq_drain_cq(struct msga__conn *c)
 {
 	struct ibv_wc wc[16];
 	int n;
 
-	while ((n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
+	while ((n = msga__cq_drain(c->cq, &c->armed, 0, wc, 16)) > 0) {
 		for (int i = 0; i < n; i++) {
 			if (!msga__srq_wr(wc[i].wr_id))
 				continue;
