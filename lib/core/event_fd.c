@@ -47,7 +47,7 @@ static int has_silent_ep(struct msga_ctx *ctx)
 /*
  * A program may wait on the descriptor before it ever polls, so arm now
  * what a poll would have armed: every CQ that exists (one made later is
- * armed as it is made, rc_conn.c, or by the poll that made it), and the
+ * armed as it is made, rc_setup.c, or by the poll that made it), and the
  * timer, for the keepalives and timeouts of what exists. A completion
  * queued before the arm raises no event: the timer's first wake-up, a
  * keepalive interval away at most, polls it.

@@ -56,6 +56,13 @@ _Static_assert(!(MSGA__SUB_SQ_DEPTH & (MSGA__SUB_SQ_DEPTH - 1)) &&
 	       "send queue slots are found by masking");
 
 
+/* struct msga__conn's ring: none (SEND/RECV), or which end of it. */
+enum msga__conn_ring {
+	MSGA__C_RING_NONE = 0,
+	MSGA__C_RING_WRITER,   /* a publisher's */
+	MSGA__C_RING_READER,   /* a subscriber's */
+};
+
 enum msga__conn_state {
 	MSGA__C_RESOLVING = 1, /* sub: address/route resolution */
 	MSGA__C_CONNECTING,    /* sub: rdma_connect sent; pub: accepted */
@@ -87,10 +94,13 @@ struct msga__rc_auth {
 	int refused;                         /* pub: REFUSE sent */
 };
 
+struct msga__conn_owner_ops;
+
 struct msga__conn {
 	struct msga__ep eng;           /* the engine's: cm_id->context */
 	struct msga__list own_node;    /* pub->conns or sub->conns */
 	struct msga_ctx *ctx;
+	const struct msga__conn_owner_ops *owner; /* its owner's callbacks */
 	struct msga_pub *pub;          /* passive side: owner */
 	struct msga_sub *sub;          /* active side: owner */
 	uint32_t id;
@@ -160,8 +170,10 @@ struct msga__conn {
 	int rs_active;
 
 	/* RDMA WRITE ring (ring.h, rc_ring.c): publisher writes, subscriber
-	 * polls. 0 = this connection's data goes by SEND/RECV. */
-	int ring;
+	 * polls. 0 = this connection's data goes by SEND/RECV. Which end of
+	 * it this connection is says its role too, so the data path tests
+	 * one field, not the ring and then the owner. */
+	enum msga__conn_ring ring;
 	struct msga__ring_writer rw;   /* publisher side */
 	struct ibv_send_wr ring_wr[2]; /* its WRITEs: [0] a PAD, [1] a record */
 	struct ibv_sge ring_sge[4];    /* [0] the PAD's, [1..3] the record's */
@@ -182,22 +194,70 @@ static inline uint32_t msga__sq_slot(const struct msga__conn *c, uint64_t seq)
 	return (uint32_t)seq & c->sq_mask;
 }
 
-/* rc_conn.c */
+/*
+ * What a connection asks of the side that owns it (the publisher's
+ * rc_pub.c, the subscriber's rc_sub.c), set when the owner creates it:
+ * the connection's files (rc_conn.c, rc_setup.c, rc_poll.c, ...) reach
+ * their owner only through these, never by name, so lib/rc has no call
+ * loop. Besides on_recv (once per received message, in place of the role
+ * test that picked the decoder) each runs once per event, completion
+ * batch or connection.
+ */
+struct msga__conn_owner_ops {
+	/* A received message: 0, or the negative errno that kills c. */
+	int (*on_recv)(struct msga__conn *c, struct msga__rxslot *slot,
+		       const struct msga__wire_hdr *h, const char *payload,
+		       uint32_t plen, uint64_t now_ns);
+	/* What a send tagged (pubsub.h) is free again: required of an owner
+	 * that tags its sends. */
+	void (*on_tag_done)(struct msga__conn *c, int32_t tag);
+	/* c died (msga__conn_kill), before its event is raised. */
+	void (*on_gone)(struct msga__conn *c);
+	/* The rdma_cm events of its handshake (address, route, established:
+	 * the subscriber's), c not dead; NULL: ignored. */
+	void (*on_cm)(struct msga__conn *c, const struct rdma_cm_event *ev);
+	/* Take what already arrived, up to budget (a DISCONNECTED event
+	 * delivers it before saying c is gone). */
+	int (*drain)(struct msga__conn *c, int budget);
+	/* c is being freed: what the owner keeps in it; NULL: nothing. */
+	void (*on_free)(struct msga__conn *c);
+};
+
+/*
+ * One message to send (after libfabric's struct fi_msg): the header, then
+ * ctl_len bytes of control payload the caller put in this send slot
+ * (msga__conn_ctl_payload), then ext_len bytes of registered ext. tag
+ * says what ext is until a signalled completion retires it
+ * (MSGA__TAG_NONE: nothing to retire); signal asks for that completion
+ * now. The header's credit is filled in on the way.
+ */
+struct msga__send_desc {
+	struct msga__wire_hdr *hdr;
+	uint32_t ctl_len;
+	uint32_t ext_len;
+	const void *ext;
+	uint32_t ext_lkey;
+	int32_t tag;
+	int signal;
+};
+
+/* rc_setup.c: a connection made (in ops' and owner's hands) and freed */
 struct msga__conn_geom {
 	uint32_t rx_depth, rx_slot, sq_depth, sig_every;
 };
 /* ops: msga__rc_pub_conn_ops or msga__rc_sub_conn_ops */
 struct msga__conn *msga__conn_new(struct msga_ctx *ctx,
 				  const struct msga__conn_geom *g,
-				  const struct msga__ep_ops *ops);
+				  const struct msga__ep_ops *ops,
+				  const struct msga__conn_owner_ops *owner);
 int msga__conn_setup(struct msga__conn *c);
-int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
-int msga__conn_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal);
-char *msga__conn_ctl_payload(struct msga__conn *c);
-int msga__conn_send_credit(struct msga__conn *c);
 void msga__conn_drop_qp(struct msga__conn *c);
+void msga__conn_free(struct msga__conn *c);
+
+/* rc_conn.c: a connection at work */
+int msga__conn_post_recv(struct msga__conn *c, uint32_t idx);
+int msga__conn_send_recv(struct msga__conn *c, const struct msga__send_desc *m);
+char *msga__conn_ctl_payload(struct msga__conn *c);
 /*
  * Room for one more data message (besides an open batch's reservation),
  * or for one control message. A SEND needs a credit (two for data, so the
@@ -207,7 +267,7 @@ void msga__conn_drop_qp(struct msga__conn *c);
  */
 static inline int msga__conn_can_data(const struct msga__conn *c)
 {
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return msga__ring_can_place(&c->rw, MSGA__RING_REC_MAX) &&
 		       c->tx_seq + 2 - c->tx_done <= c->sq_depth;
 	return msga__credit_avail(&c->cr) >= 2 + c->bat_open &&
@@ -222,7 +282,7 @@ static inline int msga__conn_can_data(const struct msga__conn *c)
  */
 static inline uint64_t msga__conn_room_made(const struct msga__conn *c)
 {
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return c->rw.head / MSGA__RING_REC_MAX;
 	return c->cr.peer_freed;
 }
@@ -264,11 +324,13 @@ int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
 int msga__rc_auth_on_proof(struct msga__conn *c, const char *payload);
 int msga__rc_authorize(struct msga__conn *c);
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
+/* rc_conn.c */
 void msga__conn_kill(struct msga__conn *c, int status, int notify);
-void msga__conn_free(struct msga__conn *c);
 /*
  * rc_poll.c: what both sides' connections do for the engine: drain up to
- * budget completions, take an rdma_cm event, arm the CQ, be reaped.
+ * budget completions of the CQ (receives to the owner's on_recv), take an
+ * rdma_cm event, arm the CQ, be reaped. (A ring subscriber reads its
+ * ring first: msga__sub_ring_poll.)
  */
 int msga__conn_poll(struct msga__conn *c, int budget);
 /* A ring subscriber's CQ holds only its own sends: not looked at often. */
@@ -309,22 +371,53 @@ int msga__ring_rx_setup(struct msga__conn *c);
 void msga__ring_tx_setup(struct msga__conn *c, uint32_t rkey, uint32_t size);
 void msga__ring_unregister(struct msga__conn *c);
 void msga__ring_refused(struct msga__conn *c);
-int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal);
+int msga__ring_send(struct msga__conn *c, const struct msga__send_desc *m);
 /* Largest payload msga__ring_send_short takes (its record is on the stack). */
 #define MSGA__RING_FAST_MAX 256u
 int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
 			  const void *data, uint32_t len);
-int msga__ring_poll(struct msga__conn *c, int budget);
+/* The reader's report of freed bytes, if due (by SEND: the reader's side
+ * sends everything that way). */
+void msga__ring_report(struct msga__conn *c);
 void msga__ring_released(struct msga__conn *c);
 
-/* rc_pub.c: a publisher's connections */
-int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
-		      const char *payload);
-void msga__pub_tag_done(struct msga__conn *c, int32_t tag);
-void msga__pub_conn_gone(struct msga__conn *c);
-/* rc_pub.c, for the publisher's table (rc_pub_ops.c) and rc_fanout.c */
+/*
+ * Post one message: on a ring connection's publisher side a WRITE into the
+ * subscriber's ring (rc_ring.c), otherwise a SEND (rc_conn.c). The caller
+ * checked msga__conn_can_data/_ctl. (Inline: the ring is tested first, so
+ * the hot path builds no SEND work request it will not post, and calls
+ * straight into the path that sends.)
+ */
+static inline int msga__conn_send(struct msga__conn *c,
+				  const struct msga__send_desc *m)
+{
+	if (c->ring == MSGA__C_RING_WRITER)
+		return msga__ring_send(c, m);
+	return msga__conn_send_recv(c, m);
+}
+/* The short form: a control message, ctl_len bytes of payload already in
+ * its send slot, no buffer to retire, no completion asked for. */
+static inline int msga__conn_send_ctl(struct msga__conn *c,
+				      struct msga__wire_hdr *h,
+				      uint32_t ctl_len)
+{
+	struct msga__send_desc m = { .hdr = h, .ctl_len = ctl_len,
+				     .tag = MSGA__TAG_NONE };
+
+	return msga__conn_send(c, &m);
+}
+/* A CREDIT message, if there is room for it (-EAGAIN: none). */
+static inline int msga__conn_send_credit(struct msga__conn *c)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+
+	if (!msga__conn_can_ctl(c))
+		return -EAGAIN;
+	return msga__conn_send_ctl(c, &h, 0);
+}
+
+/* rc_pub.c: a publisher's connections, for its table (rc_pub_ops.c) and
+ * rc_fanout.c */
 void msga__rc_pub_on_request(struct msga_pub *pub,
 			     const struct rdma_cm_event *ev);
 int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c);
@@ -348,21 +441,29 @@ static inline int msga__topic_bit(const struct msga__conn *c, uint32_t t)
 	return (int)((c->match[t / 64] >> (t % 64)) & 1);
 }
 
-/* rc_sub.c: a subscriber's connections */
+/* rc_sub.c: a subscriber's connection made, with its owner's callbacks */
 int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 			 const struct sockaddr_storage *ss);
-int msga__rc_hold(const struct msga_msg *msg, struct msga__rxslot *slot);
-void msga__rc_release(const struct msga_msg *msg, struct msga__rxslot *slot);
+/*
+ * rc_sub_ep.c: everything that arrived (the ring's records, then the CQ
+ * when due), up to budget: the subscriber's drain.
+ */
+int msga__rc_sub_conn_drain(struct msga__conn *c, int budget);
+/* rc_sub_cm.c: its handshake (rdma_cm events), and the nudge of a
+ * publisher that has not answered it. */
+void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
+uint64_t msga__sub_nudge(struct msga__conn *c, uint64_t now);
+/*
+ * rc_sub_rx.c: what arrives, decoded and delivered in place (a SEND's
+ * message, or the ring's records up to budget), and held past the
+ * callback; every reassembly buffer freed (held, idle, the current one).
+ */
 int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		      const struct msga__wire_hdr *h, const char *payload,
 		      uint32_t plen, uint64_t now_ns);
-int msga__sub_deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
-			    uint32_t topic, uint64_t seq, const void *data,
-			    uint32_t len, uint64_t now_ns);
-void msga__sub_on_cm(struct msga__conn *c, const struct rdma_cm_event *ev);
-/* The nudge of a subscriber connection its publisher has not answered. */
-uint64_t msga__sub_nudge(struct msga__conn *c, uint64_t now);
-/* Free every reassembly buffer: held, idle and the current one. */
+int msga__sub_ring_poll(struct msga__conn *c, int budget);
+int msga__rc_hold(const struct msga_msg *msg, struct msga__rxslot *slot);
+void msga__rc_release(const struct msga_msg *msg, struct msga__rxslot *slot);
 void msga__rs_free_all(struct msga__conn *c);
 
 #endif

@@ -95,7 +95,7 @@ int msga__rc_auth_send_proof(struct msga__conn *c)
 	if (!c->key)
 		return 0;
 	memcpy(msga__conn_ctl_payload(c), c->auth.tag, MSGA__AUTH_TAG_LEN);
-	return msga__conn_send(c, &h, h.len, NULL, 0, 0, MSGA__TAG_NONE, 0);
+	return msga__conn_send_ctl(c, &h, h.len);
 }
 
 int msga__rc_reject_status(const struct rdma_cm_event *ev)

@@ -97,6 +97,11 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		.topic = (uint16_t)topic_id, .len = (uint32_t)len,
 		.seq = ++pub->topics[topic_id].seq,
 	};
+	/* (the buffer's key is read where a send goes out, as it was) */
+	struct msga__send_desc m = {
+		.hdr = &h, .ext = data, .ext_len = (uint32_t)len,
+		.tag = (int32_t)slot,
+	};
 	struct msga__list *pos, *tmp;
 	int sent = 0;
 
@@ -131,8 +136,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			msga__conn_kill(c, -ENOBUFS, 1);
 			continue;
 		}
-		if (msga__conn_send(c, &h, 0, data, (uint32_t)len,
-				    pub->tx_mr->lkey, (int32_t)slot, 0))
+		m.ext_lkey = pub->tx_mr->lkey;
+		if (msga__conn_send(c, &m))
 			continue;
 		/* The record's own size decided it (rc_conn.c), not ours. */
 		if (!c->last_inline)
@@ -168,9 +173,13 @@ static void big_pump(struct msga_pub *pub)
 					 (n == left ? MSGA__WF_LAST : 0),
 			};
 
-			if (msga__conn_send(c, &h, 0, pub->big_buf + off, n,
-					    pub->big_mr->lkey, MSGA__TAG_BIG,
-					    n == left))
+			struct msga__send_desc m = {
+				.hdr = &h, .ext = pub->big_buf + off,
+				.ext_len = n, .ext_lkey = pub->big_mr->lkey,
+				.tag = MSGA__TAG_BIG, .signal = n == left,
+			};
+
+			if (msga__conn_send(c, &m))
 				break;
 			c->big_off += n;
 			if (!c->last_inline)
@@ -299,11 +308,13 @@ static void flush_unsignalled(struct msga_pub *pub)
 	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+		/* signalled: it retires the tagged sends before it */
+		struct msga__send_desc m = { .hdr = &h, .tag = MSGA__TAG_NONE,
+					     .signal = 1 };
 
 		if (c->state == MSGA__C_READY && c->unsig_tagged &&
 		    msga__conn_can_ctl(c))
-			msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE,
-					1);
+			msga__conn_send(c, &m);
 	}
 }
 

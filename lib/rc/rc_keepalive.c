@@ -24,7 +24,7 @@ static uint64_t conn_rx_count(const struct msga__conn *c)
 /* We may have left the peer no room to say anything (liveness.h). */
 static int conn_peer_may_wait(const struct msga__conn *c)
 {
-	if (c->ring && c->sub)
+	if (c->ring == MSGA__C_RING_READER)
 		return msga__ring_writer_may_wait(&c->rr);
 	return msga__credit_peer_may_wait(&c->cr);
 }
@@ -35,7 +35,7 @@ static int conn_can_keepalive(const struct msga__conn *c)
 
 	if (!msga__conn_can_ctl(c))
 		return 0;
-	if (c->ring && c->pub)
+	if (c->ring == MSGA__C_RING_WRITER)
 		return 1; /* a WRITE: ring room, which can_ctl checked */
 	return msga__credit_avail(&c->cr) >= 2u + c->bat_open +
 					      (claim ? 2u : 0u);
@@ -124,8 +124,7 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 	case MSGA__LIVE_KEEPALIVE:
 		/* (no room: the peer is behind, and the next interval retries) */
 		if (conn_can_keepalive(c))
-			msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE,
-					0);
+			msga__conn_send_ctl(c, &h, 0);
 		break;
 	case MSGA__LIVE_OK:
 		break;

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rc_poll.c - what an RC connection of either side does for the engine:
- * its completions (receives handed to its owner's decoder, sends retired
- * with what they referenced), the rdma_cm events every connection shares,
- * arming its CQ for event mode, and being freed once dead and unheld.
- * rc_pub_ep.c and rc_sub_ep.c put these behind each side's ops table.
+ * its completions (receives handed to its owner's on_recv, sends retired
+ * through its owner's on_tag_done), the rdma_cm events every connection
+ * shares (its owner's handshake's to on_cm), arming its CQ for event
+ * mode, and being freed once dead and unheld. rc_pub_ep.c and
+ * rc_sub_ep.c put these behind each side's ops table; the owner's
+ * callbacks (rc.h) are the only way up, one indirect call per received
+ * message, retired buffer or event.
  */
+#include "cq_drain.h"
 #include "rc.h"
 #include "srq.h"
 
@@ -17,8 +21,8 @@ static void conn_tx_done(struct msga__conn *c, uint64_t wr_seq)
 		int32_t tag = c->tx_tag[msga__sq_slot(c, c->tx_done)];
 
 		c->tx_tag[msga__sq_slot(c, c->tx_done)] = MSGA__TAG_NONE;
-		if (c->pub && tag != MSGA__TAG_NONE)
-			msga__pub_tag_done(c, tag);
+		if (tag != MSGA__TAG_NONE)
+			c->owner->on_tag_done(c, tag);
 	}
 }
 
@@ -52,7 +56,7 @@ static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
 
 	if (ret)
 		return ret;
-	if (c->ring && c->pub) {
+	if (c->ring == MSGA__C_RING_WRITER) {
 		/* The ring's reader reports freed bytes, not receives. */
 		ret = msga__ring_on_report(&c->rw, h.credit);
 		if (ret)
@@ -61,13 +65,8 @@ static int conn_rx_msg(struct msga__conn *c, struct msga__rxslot *slot,
 	} else {
 		msga__credit_on_recv(&c->cr, h.credit);
 	}
-	if (c->pub)
-		ret = msga__pub_on_recv(c, &h, buf + MSGA__WIRE_HDR_LEN);
-	else
-		ret = msga__sub_on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
-					wc->byte_len - MSGA__WIRE_HDR_LEN,
-					now_ns);
-	return ret;
+	return c->owner->on_recv(c, slot, &h, buf + MSGA__WIRE_HDR_LEN,
+				 wc->byte_len - MSGA__WIRE_HDR_LEN, now_ns);
 }
 
 static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
@@ -129,36 +128,25 @@ static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 	return 0;
 }
 
-/* Drain up to budget completions; arm the CQ once it is empty. */
+/* Drain up to budget completions; arm the CQ once it is empty
+ * (event mode: msga__cq_drain). */
 int msga__conn_poll(struct msga__conn *c, int budget)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	int done = 0, n, i;
 
-	if (c->ring && c->sub && c->state == MSGA__C_READY) {
-		done = msga__ring_poll(c, budget);
-		if (!msga__ring_cq_due(c))
-			return done;
-	}
 	while (c->cq && done < budget && c->state != MSGA__C_DEAD) {
 		int want = budget - done < POLL_BATCH ? budget - done :
 							POLL_BATCH;
 
-		n = ibv_poll_cq(c->cq, want, wc);
+		n = msga__cq_drain(c->cq, &c->armed, c->ctx->evmode, wc,
+				   want);
 		if (n < 0) {
-			msga__conn_kill(c, -EIO, 1);
+			msga__conn_kill(c, n, 1);
 			break;
 		}
-		if (n == 0) {
-			if (!c->ctx->evmode || c->armed)
-				break;
-			/* Arm, then look again: a completion may have slipped
-			 * in before the arm and would raise no event. */
-			if (ibv_req_notify_cq(c->cq, 0))
-				break;
-			c->armed = 1;
-			continue;
-		}
+		if (n == 0)
+			break;
 		{
 			uint64_t t = msga__rx_clock_now(&c->ctx->rx_clock);
 
@@ -204,12 +192,12 @@ void msga__conn_on_cm(struct msga__ep *ep, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (c->sub)
-			msga__sub_on_cm(c, ev);
+		if (c->owner->on_cm)
+			c->owner->on_cm(c, ev);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/* Deliver what already arrived before saying it is gone. */
-		msga__conn_poll(c, 1 << 30);
+		c->owner->drain(c, 1 << 30);
 		msga__conn_kill(c, -ECONNRESET, 1);
 		return;
 	default:
@@ -222,8 +210,7 @@ void msga__conn_arm(struct msga__ep *ep)
 {
 	struct msga__conn *c = msga__conn_of(ep);
 
-	if (c->cq && !c->armed && !ibv_req_notify_cq(c->cq, 0))
-		c->armed = 1;
+	msga__cq_arm(c->cq, &c->armed);
 }
 
 /*

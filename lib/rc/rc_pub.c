@@ -3,13 +3,17 @@
  * rc_pub.c - a publisher's RC connections: accepting a subscriber (the
  * hello and the ring it offers), its SUBSCRIBE, announcing topic names,
  * flushing coalesced batches, the choice of the one-subscriber fast path,
- * and retiring what a completed send referenced. rc_fanout.c and
+ * and retiring what a completed send referenced: the callbacks its
+ * connections call it back through (pub_owner). rc_fanout.c and
  * rc_pub_ops.c call these; they call nothing above lib/rc.
  */
 #include <string.h>
 
 #include "rc_batch.h"
 #include "topic.h"
+
+/* Its connections' owner callbacks (rc.h), at the end of this file. */
+static const struct msga__conn_owner_ops pub_owner;
 
 /*
  * The fast path (solo_send, rc_fanout.c) serves a publisher with exactly
@@ -75,7 +79,8 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 		msga__pub_rejected(pub, -ECONNREFUSED, name);
 		return;
 	}
-	c = msga__conn_new(pub->ctx, &geom, &msga__rc_pub_conn_ops);
+	c = msga__conn_new(pub->ctx, &geom, &msga__rc_pub_conn_ops,
+			   &pub_owner);
 	if (!c)
 		return reject(id);
 	pub->rc.nconns++;
@@ -92,7 +97,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	ring_size = msga__ring_offered_size(peer.ring_size);
 	if (ring_size && msga__ring_size_ok(ring_size) &&
 	    c->ctx->dev_attr.max_sge >= 3) {
-		c->ring = 1;
+		c->ring = MSGA__C_RING_WRITER;
 		msga__ring_tx_setup(c, peer.ring_rkey, ring_size);
 	}
 	msga__conn_hello(c, &mine, 1);
@@ -130,8 +135,10 @@ int msga__bat_flush(struct msga__conn *c)
 	if (!inl)
 		c->bat_head++;
 	/* Signalled, so batch buffers come back even when traffic stops. */
-	return msga__conn_send(c, &h, 0, buf, c->bat_len, c->bat_mr->lkey,
-			       MSGA__TAG_BATCH, 1);
+	return msga__conn_send(c, &(const struct msga__send_desc){
+		.hdr = &h, .ext = buf, .ext_len = c->bat_len,
+		.ext_lkey = c->bat_mr->lkey, .tag = MSGA__TAG_BATCH,
+		.signal = 1 });
 }
 
 /* Tell c the names of the topics it matches, in id order, before data. */
@@ -151,8 +158,7 @@ int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 				return -EAGAIN;
 			h.len = (uint32_t)strlen(name);
 			memcpy(msga__conn_ctl_payload(c), name, h.len);
-			ret = msga__conn_send(c, &h, h.len, NULL, 0, 0,
-					      MSGA__TAG_NONE, 0);
+			ret = msga__conn_send_ctl(c, &h, h.len);
 			if (ret)
 				return ret;
 			c->match[c->ann / 64] |= 1ull << (c->ann % 64);
@@ -175,7 +181,8 @@ static int refuse_subscribe(struct msga__conn *c, int status)
 	c->auth.refused = 1;
 	if (status == -EACCES || !msga__conn_can_ctl(c))
 		return status; /* (no proof: we owe it no answer) */
-	msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 1);
+	msga__conn_send(c, &(const struct msga__send_desc){
+		.hdr = &h, .tag = MSGA__TAG_NONE, .signal = 1 });
 	return 0;
 }
 
@@ -209,9 +216,14 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 	return 0;
 }
 
-int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
-		      const char *payload)
+/* (a publisher's receives are control messages: no slot to keep) */
+static int pub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
+		       const struct msga__wire_hdr *h, const char *payload,
+		       uint32_t plen, uint64_t now_ns)
 {
+	(void)slot;
+	(void)plen;
+	(void)now_ns;
 	switch (h->type) {
 	case MSGA__W_AUTH:
 		return msga__rc_auth_on_proof(c, payload);
@@ -225,7 +237,7 @@ int msga__pub_on_recv(struct msga__conn *c, const struct msga__wire_hdr *h,
 	}
 }
 
-void msga__pub_conn_gone(struct msga__conn *c)
+static void pub_conn_gone(struct msga__conn *c)
 {
 	c->pub->rc.nconns--;
 	if (c->was_ready)
@@ -237,7 +249,7 @@ void msga__pub_conn_gone(struct msga__conn *c)
 	c->bat_open = 0;
 }
 
-void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
+static void pub_tag_done(struct msga__conn *c, int32_t tag)
 {
 	struct msga_pub *pub = c->pub;
 
@@ -252,6 +264,13 @@ void msga__pub_tag_done(struct msga__conn *c, int32_t tag)
 	if (--pub->tx_ref[tag] == 0)
 		msga__pub_slot_put(pub, (uint32_t)tag);
 }
+
+static const struct msga__conn_owner_ops pub_owner = {
+	.on_recv = pub_on_recv,
+	.on_tag_done = pub_tag_done,
+	.on_gone = pub_conn_gone,
+	.drain = msga__conn_poll,
+};
 
 /* A connection request on the publisher's listening id. */
 void msga__rc_pub_on_request(struct msga_pub *pub,

@@ -5,9 +5,9 @@
  * connect hello; the publisher turns each record (data, topic name or
  * credit report) into one RDMA WRITE that carries the payload straight
  * from the claimed send buffer (zero copy, inline when small); the
- * subscriber finds records by reading memory, delivers them in place, and
- * reports freed bytes back with a CREDIT SEND once a quarter of the ring
- * is free again.
+ * subscriber finds records by reading memory and delivers them in place
+ * (rc_sub_rx.c), and reports freed bytes back here with a CREDIT SEND
+ * once a quarter of the ring is free again.
  *
  * Why a ring: the receiver polls one cache line instead of a CQ, and
  * posts no receive per message. In the test VM, perftest's ib_write_lat
@@ -45,7 +45,7 @@ _Static_assert(!(RING_ACCESS & IBV_ACCESS_RELAXED_ORDERING),
  * MSGA__RING_BASE_SKEW bytes before it in its page (never read), and
  * nothing else, zero-based (ring.h: MSGA__RING_REMOTE; the hello carries
  * offset 0, never our address), in
- * the connection's own protection domain (rc_conn.c), so its rkey opens
+ * the connection's own protection domain (rc_setup.c), so its rkey opens
  * these bytes to this connection's QP only: another peer of ours that
  * learns it, or guesses it, gets a remote access error.
  */
@@ -96,11 +96,11 @@ void msga__ring_tx_setup(struct msga__conn *c, uint32_t rkey, uint32_t size)
  * 16-byte WRITE chained in front of it (one doorbell for both). Only a
  * CREDIT record carries the credit for our receives.
  */
-int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
-		    uint32_t ctl_len, const void *ext, uint32_t ext_len,
-		    uint32_t ext_lkey, int32_t tag, int force_signal)
+int msga__ring_send(struct msga__conn *c, const struct msga__send_desc *m)
 {
-	uint32_t plen = ctl_len + ext_len, lkey = c->ctl_mr->lkey, head, pad;
+	struct msga__wire_hdr *h = m->hdr;
+	uint32_t plen = m->ctl_len + m->ext_len, lkey = c->ctl_mr->lkey;
+	uint32_t head, pad;
 	char *hb = c->ctl_buf + msga__sq_slot(c, c->tx_seq) * MSGA__CTL_SLOT;
 	struct ibv_send_wr *wr = c->ring_wr;
 	struct ibv_sge *sge = &c->ring_sge[1];
@@ -115,9 +115,10 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	pad = p.len - head - plen - MSGA__RING_TRAILER;
 	msga__ring_head_put(hb, head, plen, h);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_TRAILER, p.stamp);
-	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, head + ctl_len, lkey };
-	if (ext_len)
-		sge[n++] = (struct ibv_sge){ (uintptr_t)ext, ext_len, ext_lkey };
+	sge[n++] = (struct ibv_sge){ (uintptr_t)hb, head + m->ctl_len, lkey };
+	if (m->ext_len)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)m->ext, m->ext_len,
+					     m->ext_lkey };
 	sge[n++] = (struct ibv_sge){ (uintptr_t)hb + MSGA__CTL_RING_TRAILER -
 				     pad, pad + MSGA__RING_TRAILER, lkey };
 	/* (msga__conn_post sets wr_id and adds its flags) */
@@ -125,7 +126,8 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 	wr[1].send_flags = 0;
 	wr[1].wr.rdma.remote_addr = MSGA__RING_REMOTE(p.off);
 	if (!p.pad_len)
-		return msga__conn_post(c, &wr[1], 1, p.len, tag, force_signal);
+		return msga__conn_post(c, &wr[1], 1, p.len, m->tag,
+				       m->signal);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD,
 		    MSGA__RING_PAD_BIT | p.pad_len);
 	msga__put64((uint8_t *)hb + MSGA__CTL_RING_PAD + 8, p.pad_stamp);
@@ -133,7 +135,7 @@ int msga__ring_send(struct msga__conn *c, struct msga__wire_hdr *h,
 					   MSGA__RING_PAD_LEN, lkey };
 	wr[0].send_flags = 0;
 	wr[0].wr.rdma.remote_addr = MSGA__RING_REMOTE(p.pad_off);
-	return msga__conn_post(c, wr, 2, p.len, tag, force_signal);
+	return msga__conn_post(c, wr, 2, p.len, m->tag, m->signal);
 }
 
 /*
@@ -171,86 +173,17 @@ int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
 
 /*
  * Tell the writer what is free once a quarter of the ring is; a report
- * that finds no room to go stays due, and idle polls retry it.
+ * that finds no room to go stays due, and idle polls retry it. It goes
+ * straight to the SEND path: a ring's reader sends everything by SEND.
  */
-static void ring_report(struct msga__conn *c)
+void msga__ring_report(struct msga__conn *c)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+	struct msga__send_desc m = { .hdr = &h, .tag = MSGA__TAG_NONE };
 
 	if (msga__ring_need_report(&c->rr) && msga__conn_can_ctl(c))
-		msga__conn_send(c, &h, 0, NULL, 0, 0, MSGA__TAG_NONE, 0);
+		msga__conn_send_recv(c, &m);
 	c->ring_report_due = msga__ring_need_report(&c->rr);
-}
-
-/*
- * One record of any kind, the general way: 1 if one was read, 0 if none
- * had arrived, -1 if it killed the connection.
- */
-static int ring_poll_one(struct msga__conn *c, uint64_t *now)
-{
-	struct msga__ring_rec rec;
-	struct msga__wire_hdr h;
-	const char *payload;
-	uint32_t plen;
-	int ret = msga__ring_peek(&c->rr, &rec);
-
-	if (!ret)
-		return 0;
-	if (ret > 0)
-		ret = msga__ring_head_get(&c->rr, &rec, &h, &payload, &plen);
-	if (!ret && !*now)
-		*now = msga__rx_clock_now(&c->ctx->rx_clock);
-	if (!ret && h.type == MSGA__W_CREDIT)
-		msga__credit_on_recv(&c->cr, h.credit);
-	if (!ret)
-		ret = msga__sub_on_recv(c, &c->ring_slot, &h, payload, plen,
-					*now);
-	if (ret) {
-		msga__conn_kill(c, ret, 1);
-		return -1;
-	}
-	msga__ring_consume(&c->rr, rec.len);
-	return 1;
-}
-
-/*
- * Short records (whole messages, the topic's next seq: a feed's steady
- * state) are read and delivered here inline; anything else goes through
- * ring_poll_one. The record is consumed after its callback, and freed
- * unless the callback held it.
- */
-int msga__ring_poll(struct msga__conn *c, int budget)
-{
-	uint64_t now = 0;
-	int done = 0;
-
-	while (done < budget && c->state != MSGA__C_DEAD) {
-		struct msga__ring_short s;
-		uint32_t rec_len = msga__ring_take_short(&c->rr, &s);
-
-		if (!rec_len)
-			break; /* the next short record is on its way */
-		if (rec_len != MSGA__RING_TAKE_OTHER) {
-			if (!now)
-				now = msga__rx_clock_now(&c->ctx->rx_clock);
-			if (msga__sub_deliver_whole(c, &c->ring_slot, s.topic,
-						    s.seq, s.payload, s.len,
-						    now)) {
-				msga__conn_kill(c, -EPROTO, 1);
-				break;
-			}
-			msga__ring_consume(&c->rr, rec_len);
-		} else if (!msga__ring_may_read(&c->rr) ||
-			   ring_poll_one(c, &now) <= 0) {
-			break;
-		}
-		msga__ring_free(&c->rr);
-		done++;
-	}
-	/* Only reading frees (besides a release): an idle poll stays cheap. */
-	if ((done || c->ring_report_due) && c->state != MSGA__C_DEAD)
-		ring_report(c);
-	return done;
 }
 
 /* The ring's key is void from here (its bytes stay, for held messages). */
@@ -267,12 +200,12 @@ void msga__ring_unregister(struct msga__conn *c)
  */
 void msga__ring_refused(struct msga__conn *c)
 {
-	c->ring = 0;
+	c->ring = MSGA__C_RING_NONE;
 	msga__ring_unregister(c);
 }
 
 void msga__ring_released(struct msga__conn *c)
 {
 	msga__ring_free(&c->rr);
-	ring_report(c);
+	msga__ring_report(c);
 }

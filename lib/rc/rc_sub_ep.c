@@ -3,6 +3,7 @@
  * rc_sub_ep.c - a subscriber's RC connection as the engine drives it
  * (struct msga__ep_ops). On a ring its data are in memory and its CQ only
  * has its own sends' completions; on SEND/RECV the data are completions.
+ * Its owner's callbacks are rc_sub.c's.
  */
 #include "rc.h"
 
@@ -19,6 +20,23 @@ static int ring_can_wait(const struct msga__conn *c)
 	       !c->ring_report_due && !msga__ring_may_read(&c->rr);
 }
 
+/*
+ * A ready ring's records first, then its CQ only when due (it holds only
+ * our sends' completions and a few control receives); a SEND/RECV
+ * connection's data are all on the CQ.
+ */
+int msga__rc_sub_conn_drain(struct msga__conn *c, int budget)
+{
+	int done = 0;
+
+	if (c->ring && c->state == MSGA__C_READY) {
+		done = msga__sub_ring_poll(c, budget);
+		if (!msga__ring_cq_due(c))
+			return done;
+	}
+	return done + msga__conn_poll(c, budget - done);
+}
+
 static int sub_conn_poll(struct msga__ep *ep, int budget, uint64_t *now)
 {
 	struct msga__conn *c = msga__conn_of(ep);
@@ -26,7 +44,7 @@ static int sub_conn_poll(struct msga__ep *ep, int budget, uint64_t *now)
 	(void)now;
 	if (ring_can_wait(c))
 		return 0;
-	return msga__conn_poll(c, budget);
+	return msga__rc_sub_conn_drain(c, budget);
 }
 
 /*

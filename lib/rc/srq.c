@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 
+#include "cq_drain.h"
 #include "srq.h"
 
 static int srq_post(struct msga__srq *s, uint32_t idx)
@@ -121,12 +122,17 @@ int msga__srq_repost(struct msga__conn *c, uint32_t idx)
 	return ret;
 }
 
+/*
+ * Every SRQ receive c's CQ holds goes back to the SRQ. The CQ is a dying
+ * QP's, about to be destroyed (msga__conn_drop_qp): nothing waits on its
+ * events, so it is drained without arming (evmode 0).
+ */
 static void srq_drain_cq(struct msga__conn *c)
 {
 	struct ibv_wc wc[16];
 	int n;
 
-	while ((n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
+	while ((n = msga__cq_drain(c->cq, &c->armed, 0, wc, 16)) > 0) {
 		for (int i = 0; i < n; i++) {
 			if (!msga__srq_wr(wc[i].wr_id))
 				continue;
@@ -142,7 +148,7 @@ static void srq_drain_cq(struct msga__conn *c)
  * is a QP's LAST_WQE_REACHED, which says it takes no more SRQ receives.
  * Every event is acknowledged at once (ibv_destroy_qp waits for that).
  */
-void msga__srq_events(struct msga_ctx *ctx)
+void msga__srq_events(struct msga_ctx *ctx, const struct msga__ep_ops *ops)
 {
 	struct ibv_async_event ev;
 	struct msga__list *pos, *tmp;
@@ -154,7 +160,7 @@ void msga__srq_events(struct msga_ctx *ctx)
 						struct msga__ep, node);
 				struct msga__conn *c = msga__conn_of(ep);
 
-				if (ep->ops == &msga__rc_sub_conn_ops &&
+				if (ep->ops == ops &&
 				    c->qp && c->qp == ev.element.qp)
 					c->srq_last_wqe = 1;
 			}
@@ -186,7 +192,7 @@ int msga__srq_quiet(struct msga__conn *c, uint64_t now)
 	    c->srq->closing)
 		return 1;
 	msga__srq_conn_error(c);
-	msga__srq_events(c->ctx);
+	msga__srq_events(c->ctx, c->eng.ops);
 	return c->srq_last_wqe || now >= c->srq_quiet_by;
 }
 

@@ -76,8 +76,13 @@ static inline void msga__srq_taken(struct msga__srq *s)
 void msga__srq_conn_error(struct msga__conn *c);
 /* 1 when c's QP takes no more SRQ receives (or the deadline passed). */
 int msga__srq_quiet(struct msga__conn *c, uint64_t now);
-/* Read (and acknowledge) the device's asynchronous events. */
-void msga__srq_events(struct msga_ctx *ctx);
+/*
+ * Read (and acknowledge) the device's asynchronous events; a
+ * LAST_WQE_REACHED marks its QP's connection among the endpoints of ops
+ * (the subscriber's connections': srq.c knows them only by the table
+ * the one it serves has, so it calls no file above it).
+ */
+void msga__srq_events(struct msga_ctx *ctx, const struct msga__ep_ops *ops);
 /* c no longer counts on the SRQ (its QP and CQ are gone). */
 void msga__srq_detach(struct msga__conn *c);
 void msga__srq_destroy(struct msga__srq *s);
