@@ -90,12 +90,12 @@ static void att_accept(struct raw_pub *a, struct msga_ctx **ctx,
 	}
 }
 
-/* The subscriber's connection with id, from sub->conns. */
+/* The subscriber's connection with id, from sub->rc.conns. */
 static struct msga__conn *sub_conn(struct msga_sub *sub, int id)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->conns)
+	msga__list_for_each_safe(pos, tmp, &sub->rc.conns)
 		if (msga__own_conn(pos)->id == (uint32_t)id)
 			return msga__own_conn(pos);
 	cr_assert_fail("no connection %d", id);
@@ -135,7 +135,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 	rec.strict = 1;
 	cr_assert_eq(msga_pub_topic(pub, "iso.x", &t), 0);
 	dp_connect(sub, pub, ctx, 2, 1);
-	vid = (int)msga__own_conn(sub->conns.next)->id;
+	vid = (int)msga__own_conn(sub->rc.conns.next)->id;
 	memset(&a, 0, sizeof(a));
 	aid = msga_sub_connect(sub, dp_uri(raw_listen(&a.cm)));
 	cr_assert_geq(aid, 0);

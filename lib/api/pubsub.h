@@ -241,10 +241,8 @@ struct msga_sub {
 	msga_msg_cb on_msg;
 	msga_event_cb on_event;
 	void *user;
-	struct msga__list conns;
-	uint32_t next_id;
-	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
-	int no_srq;                    /* the device has none */
+	uint32_t next_id;              /* connection ids, every transport's */
+	struct msga__sub_rc rc;        /* rdma:// (lib/rc/rc_pub.h) */
 
 	uint32_t flags;
 	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */

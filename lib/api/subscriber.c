@@ -104,7 +104,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.recovery_bytes = bytes;
 	sub->ud.history = SUB_ATTR_GET(attr, history);
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
-	msga__list_init(&sub->conns);
+	msga__list_init(&sub->rc.conns);
 	msga__list_init(&sub->ud.mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);
 	*subp = sub;

@@ -98,7 +98,7 @@ struct msga__conn_owner_ops;
 
 struct msga__conn {
 	struct msga__ep eng;           /* the engine's: cm_id->context */
-	struct msga__list own_node;    /* pub->conns or sub->conns */
+	struct msga__list own_node;    /* pub->conns or sub->rc.conns */
 	struct msga_ctx *ctx;
 	const struct msga__conn_owner_ops *owner; /* its owner's callbacks */
 	struct msga_pub *pub;          /* passive side: owner */
@@ -429,7 +429,7 @@ int msga__rc_pub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 int msga__rc_pub_send(struct msga_pub *pub, uint32_t topic_id,
 		      const void *data, size_t len);
 int msga__rc_pub_progress(struct msga_pub *pub);
-/* A connection of pub->conns or sub->conns, from its own_node. */
+/* A connection of pub->conns or sub->rc.conns, from its own_node. */
 static inline struct msga__conn *msga__own_conn(struct msga__list *pos)
 {
 	return msga__container_of(pos, struct msga__conn, own_node);

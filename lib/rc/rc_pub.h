@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rc_pub.h - the rdma:// publisher's part of struct msga_pub, which
- * pubsub.h embeds as pub->rc: its listening id, its subscribers'
- * connections, their limits and access control. lib/api fills in the
- * limits from msga_pub_attr; lib/rc does the rest. The fan-out's hot
- * fields (conns, solo) come first.
+ * rc_pub.h - the rdma:// parts of struct msga_pub and struct msga_sub,
+ * which pubsub.h embeds as pub->rc and sub->rc. The publisher's: its
+ * listening id, its subscribers' connections, their limits and access
+ * control (lib/api fills in the limits from msga_pub_attr; lib/rc does
+ * the rest; the fan-out's hot fields, conns and solo, come first). The
+ * subscriber's: its connections and their shared receive queue.
  */
 #ifndef MSGA_RC_PUB_H
 #define MSGA_RC_PUB_H
@@ -15,6 +16,7 @@
 #include "list.h"
 
 struct msga__conn;
+struct msga__srq;
 struct rdma_cm_id;
 
 struct msga__pub_rc {
@@ -33,6 +35,13 @@ struct msga__pub_rc {
 	uint32_t nhandshakes;          /* accepted, not yet subscribed */
 	uint32_t max_handshakes;
 	uint64_t handshake_ns;
+};
+
+/* The rdma:// subscriber's part of struct msga_sub (sub->rc). */
+struct msga__sub_rc {
+	struct msga__list conns;       /* its connections to publishers */
+	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
+	int no_srq;                    /* the device has none */
 };
 
 #endif

@@ -50,7 +50,7 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 
 	/* The ring raises no completion here: event mode needs SEND/RECV. */
 	ring = !(sub->flags & MSGA_SUB_NO_RING) && !sub->ctx->evmode &&
-	       sub->ctx->zero_based; /* (siw: context.c) */
+	       sub->ctx->zero_based; /* (probed: zero_based.c) */
 	if (ring)
 		geom.rx_depth = MSGA__SUB_RING_RX_DEPTH;
 	c = msga__conn_new(sub->ctx, &geom, &msga__rc_sub_conn_ops,
@@ -62,7 +62,7 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 	c->eng.silent = ring; /* (msga_ctx_fd() refuses to sleep on it) */
 	c->id = sub->next_id++;
 	c->state = MSGA__C_RESOLVING;
-	msga__list_add_tail(&sub->conns, &c->own_node);
+	msga__list_add_tail(&sub->rc.conns, &c->own_node);
 	snprintf(c->peer, sizeof(c->peer), "%s", uri + strlen("rdma://"));
 	c->names = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*c->names));
 	if (!c->names) {

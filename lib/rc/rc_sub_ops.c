@@ -20,7 +20,7 @@ static int rc_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+	msga__list_for_each_safe(pos, tmp, &sub->rc.conns) {
 		struct msga__conn *c = msga__own_conn(pos);
 
 		if (c->id != conn_id || c->state == MSGA__C_DEAD)
@@ -35,7 +35,7 @@ static void rc_sub_bury(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
-	msga__list_for_each_safe(pos, tmp, &sub->conns)
+	msga__list_for_each_safe(pos, tmp, &sub->rc.conns)
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 }
 
@@ -43,14 +43,14 @@ static void rc_sub_free(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
-	if (sub->srq)
-		sub->srq->closing = 1; /* it goes too: no receive to save */
-	msga__list_for_each_safe(pos, tmp, &sub->conns) {
+	if (sub->rc.srq)
+		sub->rc.srq->closing = 1; /* it goes too: no receive to save */
+	msga__list_for_each_safe(pos, tmp, &sub->rc.conns) {
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 		msga__conn_free(msga__own_conn(pos));
 	}
 	/* after every QP attached to it is gone */
-	msga__srq_destroy(sub->srq);
+	msga__srq_destroy(sub->rc.srq);
 }
 
 const struct msga__sub_ops msga__rc_sub_ops = {

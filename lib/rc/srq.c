@@ -75,7 +75,7 @@ static int srq_create(struct msga_sub *sub, uint32_t slot_size)
 	}
 	s->slot_size = slot_size;
 	s->max_conns = max_conns;
-	sub->srq = s;
+	sub->rc.srq = s;
 	/* LAST_WQE_REACHED is read without blocking (msga__srq_events) */
 	fl = fcntl(sub->ctx->verbs->async_fd, F_GETFL);
 	if (fl >= 0)
@@ -89,13 +89,13 @@ int msga__srq_attach(struct msga__conn *c)
 	struct msga__srq *s;
 	int ret;
 
-	if (!sub->srq && !sub->no_srq) {
+	if (!sub->rc.srq && !sub->rc.no_srq) {
 		ret = srq_create(sub, c->rx_slot);
 		if (ret < 0)
 			return ret;
-		sub->no_srq = ret;
+		sub->rc.no_srq = ret;
 	}
-	s = sub->srq;
+	s = sub->rc.srq;
 	if (!s || s->nconns >= s->max_conns || c->rx_slot != s->slot_size)
 		return 1;
 	if (s->nconns == s->nchunks) {
