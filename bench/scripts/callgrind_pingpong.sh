@@ -34,8 +34,10 @@ baseline=${MSGA_ROUNDS_BASELINE:-}
 N1=${N1:-2000}
 N2=${N2:-6000}
 # Entry points whose inclusive cost per call is exact (no spin in it): the
-# send path and one delivery (which in the consumer includes its echo).
-CG_FUNCS=${CG_FUNCS:-msga_pub_send msga_pub_claim msga_pub_commit msga__sub_deliver_whole msga_ctx_poll}
+# send path and one delivery (which in the consumer includes its echo;
+# msga__sub_deliver_whole became rc_sub_rx.c's deliver_whole in 0.8.1,
+# msga__ring_poll the subscriber's msga__sub_ring_poll).
+CG_FUNCS=${CG_FUNCS:-msga_pub_send msga_pub_claim msga_pub_commit msga__sub_deliver_whole deliver_whole msga__ring_poll msga__sub_ring_poll msga_ctx_poll}
 
 # ------------------------------------------------------------ in the guest
 # Ir of libmsgaccel in one callgrind output file (self cost of every
@@ -107,10 +109,10 @@ MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $baseline" bench_in_vm callgrind_pingpong \
 	N1="$N1" N2="$N2" CG_FUNCS="$CG_FUNCS" MSGA_ROUNDS_BASELINE="$baseline"
 
 # per tree, device and role: (Ir(N2) - Ir(N1)) / (N2 - N1)
+echo "tree	device	role	lib instructions per round trip (spin and ticks in it)"
 awk -F'\t' -v n1="$N1" -v n2="$N2" '
 	{ ir[$1 "\t" $2 "\t" $3, $4] = $5; key[$1 "\t" $2 "\t" $3] = 1 }
 	END {
-		print "tree\tdevice\trole\tlib instructions per round trip"
 		for (k in key)
 			if ((k, n1) in ir && (k, n2) in ir)
 				printf "%s\t%.0f\n", k, (ir[k, n2] - ir[k, n1]) / (n2 - n1)
