@@ -12,7 +12,10 @@
  * files and reaches the engine only through the services at the bottom.
  *
  * Every rdma_cm id's context is the struct msga__ep that takes its events
- * (a connection request goes to its listening id's).
+ * (a connection request goes to its listening id's). An endpoint with
+ * nothing to poll and a lifetime its owner's (a multicast publisher's
+ * READ endpoint) is on no list: its struct msga__ep is only its ids'
+ * context, and its owner runs its timers and frees it.
  */
 #ifndef MSGA_ENDPOINT_H
 #define MSGA_ENDPOINT_H
@@ -53,7 +56,7 @@ struct msga__ep_ops {
 struct msga__ep {
 	const struct msga__ep_ops *ops;
 	struct msga_ctx *ctx;
-	struct msga__list node;        /* ctx->eps or ctx->objs */
+	struct msga__list node;        /* ctx->eps, ctx->objs, or itself */
 	/*
 	 * Its data arrive with no completion event (an RDMA WRITE ring it
 	 * reads): a program cannot sleep on msga_ctx_fd() while one lives.
@@ -61,6 +64,9 @@ struct msga__ep {
 	int silent;
 };
 
+/* Ready to be an id's context, on no list (on_cm is its only op used). */
+void msga__ep_init(struct msga_ctx *ctx, struct msga__ep *ep,
+		   const struct msga__ep_ops *ops);
 /* Polled: an endpoint with completions. Not polled: an object above them. */
 void msga__ep_add(struct msga_ctx *ctx, struct msga__ep *ep,
 		  const struct msga__ep_ops *ops, int polled);

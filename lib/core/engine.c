@@ -27,12 +27,19 @@
 #define CM_IDLE_PERIOD_NS 2000000u
 #define CM_BUSY_NS 100000000u
 
-void msga__ep_add(struct msga_ctx *ctx, struct msga__ep *ep,
-		  const struct msga__ep_ops *ops, int polled)
+void msga__ep_init(struct msga_ctx *ctx, struct msga__ep *ep,
+		   const struct msga__ep_ops *ops)
 {
 	ep->ops = ops;
 	ep->ctx = ctx;
 	ep->silent = 0;
+	msga__list_init(&ep->node);
+}
+
+void msga__ep_add(struct msga_ctx *ctx, struct msga__ep *ep,
+		  const struct msga__ep_ops *ops, int polled)
+{
+	msga__ep_init(ctx, ep, ops);
 	msga__list_add_tail(polled ? &ctx->eps : &ctx->objs, &ep->node);
 }
 

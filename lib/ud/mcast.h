@@ -156,7 +156,7 @@ struct msga__rreader {
 };
 
 struct msga__rserve {
-	struct msga__ep eng;         /* the engine's: every id's context */
+	struct msga__ep eng;         /* every id's context; on no list */
 	struct msga_ctx *ctx;
 	struct msga_pub *pub;
 	struct rdma_cm_id *listen;
@@ -577,6 +577,7 @@ void msga__mrep_repaired(struct msga__udep *ep, struct msga__ustream *s,
 /* mcast_serve.c */
 int msga__mpub_serve_init(struct msga_pub *pub);
 void msga__mpub_serve_fini(struct msga_pub *pub);
+uint64_t msga__mpub_serve_tick(struct msga_pub *pub, uint64_t now);
 
 /* mcast_read.c */
 int msga__mread_init(struct msga_sub *sub);

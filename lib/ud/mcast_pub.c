@@ -464,7 +464,7 @@ int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
  * sleeps between them. A topic that never sent, and the one whose big
  * message is still going out, say nothing. Returns when it is next due.
  */
-uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
+static uint64_t heartbeat_tick(struct msga__udep *ep, uint64_t now)
 {
 	struct msga_pub *pub = ep->pub;
 	uint64_t cap_ns = (uint64_t)pub->ud.hb_cap_ms * 1000000u;
@@ -507,6 +507,19 @@ uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
 		next = now + quarter;
 	pub->ud.hb_look_ns = next;
 	return next;
+}
+
+/*
+ * The publisher's timers, from its UD endpoint's tick: heartbeats, and
+ * its READ endpoint's handshake deadlines (mcast_serve.c has no tick of
+ * its own: it is on none of the engine's lists).
+ */
+uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now)
+{
+	uint64_t serve = msga__mpub_serve_tick(ep->pub, now);
+	uint64_t hb = heartbeat_tick(ep, now);
+
+	return serve < hb ? serve : hb;
 }
 
 /*

@@ -15,6 +15,14 @@
  * readers' QPs have a protection domain of their own, so its key reads
  * nothing through any other QP of the context (an RC connection's).
  *
+ * It is not an endpoint of the engine's lists: it has no completions to
+ * poll, and it lives exactly as long as its publisher (made by
+ * msga__mpub_create, freed by the publisher's free), so no engine walk
+ * can hold it when it goes. Its timer runs in the publisher's
+ * (msga__mpub_tick, from the publisher's UD endpoint's tick); its
+ * struct msga__ep is only the context of its rdma_cm ids, so that the
+ * engine hands their events to serve_on_cm.
+ *
  * Bounded: at most MSGA__UD_READERS_MAX connections (more are rejected,
  * and those subscribers NAK instead), each handshake finished within
  * MSGA__UD_READER_HANDSHAKE_NS or dropped; each QP takes at most
@@ -149,13 +157,13 @@ static void serve_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
 	}
 }
 
-/* Handshakes that never finished are dropped. */
-static uint64_t serve_tick(struct msga__ep *e, uint64_t now)
+/* Handshakes that never finished are dropped (the publisher's tick). */
+uint64_t msga__mpub_serve_tick(struct msga_pub *pub, uint64_t now)
 {
-	struct msga__rserve *sv = serve_of(e);
+	struct msga__rserve *sv = pub->ud.serve;
 	uint64_t next = UINT64_MAX;
 
-	for (uint32_t i = 0; i < MSGA__UD_READERS_MAX; i++) {
+	for (uint32_t i = 0; sv && i < MSGA__UD_READERS_MAX; i++) {
 		struct msga__rreader *r = &sv->readers[i];
 		uint64_t due = r->since_ns + MSGA__UD_READER_HANDSHAKE_NS;
 
@@ -169,23 +177,6 @@ static uint64_t serve_tick(struct msga__ep *e, uint64_t now)
 		}
 	}
 	return next;
-}
-
-/* Nothing completes here: a READ's responder sees no completion. */
-static int serve_poll(struct msga__ep *e, int budget, uint64_t *now)
-{
-	(void)e;
-	(void)budget;
-	(void)now;
-	return 0;
-}
-
-/* The publisher frees it (msga__mpub_serve_fini). */
-static int serve_reap(struct msga__ep *e, uint64_t now)
-{
-	(void)e;
-	(void)now;
-	return 0;
 }
 
 static void serve_free(struct msga__rserve *sv)
@@ -203,17 +194,7 @@ static void serve_free(struct msga__rserve *sv)
 		ibv_dealloc_pd(sv->pd);
 	if (sv->cq)
 		ibv_destroy_cq(sv->cq);
-	msga__ep_del(&sv->eng);
 	free(sv);
-}
-
-static void serve_destroy(struct msga__ep *e)
-{
-	struct msga__rserve *sv = serve_of(e);
-
-	if (sv->pub)
-		sv->pub->ud.serve = NULL;
-	serve_free(sv);
 }
 
 /*
@@ -239,7 +220,8 @@ int msga__mpub_serve_init(struct msga_pub *pub)
 	sv->len = pub->ud.retain.mem_len;
 	sv->cap = pub->ud.retain.cap;
 	msga__replay_guard_init(&sv->replay, MSGA__READ_AUTH_WINDOW_MS);
-	msga__ep_add(ctx, &sv->eng, &serve_ops, 1);
+	/* on no list: only its ids' context (see the top) */
+	msga__ep_init(ctx, &sv->eng, &serve_ops);
 	ret = -ENOMEM;
 	sv->cq = ibv_create_cq(ctx->verbs, 2, NULL, NULL, 0);
 	sv->pd = sv->cq ? ibv_alloc_pd(ctx->verbs) : NULL;
@@ -283,10 +265,7 @@ void msga__mpub_serve_fini(struct msga_pub *pub)
 	pub->ud.rpos_flag = 0;
 }
 
+/* Its ids' events only: it is polled, ticked, reaped by no one. */
 static const struct msga__ep_ops serve_ops = {
-	.poll = serve_poll,
 	.on_cm = serve_on_cm,
-	.tick = serve_tick,
-	.reap = serve_reap,
-	.destroy = serve_destroy,
 };
