@@ -167,11 +167,15 @@ Test(context, zero_based_registration_is_probed)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx->verbs);
 	void *buf = aligned_alloc(4096, 4096);
 	struct ibv_mr *mr;
+	uint64_t t0;
 
 	cr_assert(pd && buf);
 	cr_assert_eq(ctx->zero_based, honours, "%s: zero_based %d",
 		     devtest_env()->dev, ctx->zero_based);
+	t0 = msga__now_ns();
 	cr_assert_eq(msga__zero_based_probe(ctx), honours, "probed again");
+	cr_log_info("%s: the probe took %.1f ms", devtest_env()->dev,
+		    (double)(msga__now_ns() - t0) / 1e6);
 	errno = 0;
 	mr = msga__reg_zero_based(ctx, pd, buf, 4096, IBV_ACCESS_REMOTE_READ);
 	if (honours) {

@@ -23,17 +23,23 @@
  * the safe answer, which costs only the ring's speed.
  *
  * iWARP: a QP cannot be connected to itself by ibv_modify_qp (its
- * connection is a TCP stream, set up only through rdma_cm), and a
- * loopback rdma_cm connection at context open is not done yet: there the
- * answer is still siw's vendor number (device names can be changed).
+ * connection is a TCP stream, set up only through rdma_cm), so there the
+ * probe connects two QPs through rdma_cm on the device's own address
+ * (a listener on an ephemeral port, a connect to it, the accept) and
+ * READs the same way, under the same deadline: siw answers the READ with
+ * a remote access error, so no provider is named by its vendor number.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_cma.h>
+
 #include "internal.h"
 
-#define SIW_VENDOR_ID 0x626d74u
 #define PROBE_MS 2000          /* for all tries: a loopback READ takes us */
 #define PROBE_PAGE 4096
 #define PROBE_OFF 64           /* not 0: an ignored iova then faults */
@@ -51,7 +57,8 @@ struct probe {
 	uint8_t dst[PROBE_LEN];
 };
 
-static int probe_setup(struct msga_ctx *ctx, struct probe *p)
+/* Its memory, and (qp: InfiniBand, RoCE) its QP; rdma_cm makes iWARP's. */
+static int probe_setup(struct msga_ctx *ctx, struct probe *p, int qp)
 {
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_RC,
@@ -60,7 +67,7 @@ static int probe_setup(struct msga_ctx *ctx, struct probe *p)
 	};
 
 	p->pd = ibv_alloc_pd(ctx->verbs);
-	p->cq = ibv_create_cq(ctx->verbs, 2, NULL, NULL, 0);
+	p->cq = ibv_create_cq(ctx->verbs, 4, NULL, NULL, 0);
 	p->src = aligned_alloc(PROBE_PAGE, PROBE_PAGE);
 	if (!p->pd || !p->cq || !p->src)
 		return -1;
@@ -68,12 +75,15 @@ static int probe_setup(struct msga_ctx *ctx, struct probe *p)
 		p->src[i] = (uint8_t)(i * 7 + 1);
 	memset(p->dst, 0, sizeof(p->dst));
 	qia.send_cq = qia.recv_cq = p->cq;
-	p->qp = ibv_create_qp(p->pd, &qia);
+	if (qp)
+		p->qp = ibv_create_qp(p->pd, &qia);
 	p->src_mr = ibv_reg_mr_iova(p->pd, p->src, PROBE_PAGE, 0,
 				    IBV_ACCESS_REMOTE_READ);
+	/* (iWARP: a READ's response is written into it, so REMOTE_WRITE) */
 	p->dst_mr = ibv_reg_mr(p->pd, p->dst, sizeof(p->dst),
-			       IBV_ACCESS_LOCAL_WRITE);
-	return p->qp && p->src_mr && p->dst_mr ? 0 : -1;
+			       IBV_ACCESS_LOCAL_WRITE |
+			       (qp ? 0 : IBV_ACCESS_REMOTE_WRITE));
+	return (p->qp || !qp) && p->src_mr && p->dst_mr ? 0 : -1;
 }
 
 /*
@@ -186,7 +196,8 @@ static enum probe_said probe_once(struct msga_ctx *ctx, int gid_index,
 
 	if (!p)
 		return PROBE_NOT_HONOURED;
-	if (!probe_setup(ctx, p) && !probe_connect_self(ctx, p->qp, gid_index))
+	if (!probe_setup(ctx, p, 1) &&
+	    !probe_connect_self(ctx, p->qp, gid_index))
 		said = probe_read(p, end);
 	probe_free(p);
 	free(p);
@@ -203,6 +214,197 @@ static int gid_is_set(struct msga_ctx *ctx, int index)
 	       memcmp(&gid, &zero, sizeof(gid));
 }
 
+/* ---------------------------------------------------------- iWARP */
+
+/* The loopback connection of the iWARP probe: its own event channel. */
+struct iw_probe {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen, *client, *server;
+	int client_up, server_up;
+	struct probe p;
+};
+
+/* Whether ss is an address of this context's device (a bind says). */
+static int addr_is_ours(struct msga_ctx *ctx, const struct sockaddr *sa)
+{
+	struct rdma_cm_id *id;
+	int ours;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return 0;
+	ours = !rdma_bind_addr(id, (struct sockaddr *)sa) &&
+	       id->verbs == ctx->verbs && id->port_num == ctx->port;
+	rdma_destroy_id(id);
+	return ours;
+}
+
+/* The device's own address: the one it was opened by, else its first. */
+static int iw_own_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss)
+{
+	struct ifaddrs *all, *ifa;
+	int ret = -1;
+
+	if (ctx->has_local) {
+		*ss = ctx->local_ss;
+		return 0;
+	}
+	if (getifaddrs(&all))
+		return -1;
+	for (ifa = all; ifa && ret; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET &&
+				       ifa->ifa_addr->sa_family != AF_INET6))
+			continue;
+		if (!addr_is_ours(ctx, ifa->ifa_addr))
+			continue;
+		memset(ss, 0, sizeof(*ss));
+		memcpy(ss, ifa->ifa_addr, ifa->ifa_addr->sa_family == AF_INET ?
+		       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		ret = 0;
+	}
+	freeifaddrs(all);
+	return ret;
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port_be)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = port_be;
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = port_be;
+}
+
+/* Milliseconds left before end, at least 1. */
+static int ms_left(uint64_t end)
+{
+	uint64_t now = msga__now_ns();
+
+	return now >= end ? 1 : (int)((end - now) / 1000000u) + 1;
+}
+
+static int iw_qp(struct iw_probe *w, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC, .send_cq = w->p.cq, .recv_cq = w->p.cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return rdma_create_qp(id, w->p.pd, &qia);
+}
+
+/* One rdma_cm event of the handshake: the next step, or -1. */
+static int iw_step(struct iw_probe *w, const struct rdma_cm_event *ev,
+		   uint64_t end)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1,
+				      .responder_resources = 1 };
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		return rdma_resolve_route(w->client, ms_left(end));
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (iw_qp(w, w->client))
+			return -1;
+		cp.responder_resources = 0;
+		return rdma_connect(w->client, &cp);
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (w->server) {
+			rdma_reject(ev->id, NULL, 0); /* not ours */
+			rdma_destroy_id(ev->id);
+			return 0;
+		}
+		w->server = ev->id;
+		if (iw_qp(w, w->server))
+			return -1;
+		cp.initiator_depth = 0;
+		return rdma_accept(w->server, &cp);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (ev->id == w->client)
+			w->client_up = 1;
+		else
+			w->server_up = 1;
+		return 0;
+	default:
+		return -1; /* an error, a reject, a disconnect */
+	}
+}
+
+/* Listen, connect, accept, until both sides are up or end: 0 or -1. */
+static int iw_connect(struct msga_ctx *ctx, struct iw_probe *w, uint64_t end)
+{
+	struct sockaddr_storage at, to;
+	struct pollfd pfd;
+
+	if (iw_own_addr(ctx, &at))
+		return -1;
+	set_port(&at, 0);
+	w->ch = rdma_create_event_channel();
+	if (!w->ch || fcntl(w->ch->fd, F_SETFL,
+			    fcntl(w->ch->fd, F_GETFL) | O_NONBLOCK) ||
+	    rdma_create_id(w->ch, &w->listen, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(w->listen, (struct sockaddr *)&at) ||
+	    w->listen->verbs != ctx->verbs || rdma_listen(w->listen, 1) ||
+	    rdma_create_id(w->ch, &w->client, NULL, RDMA_PS_TCP))
+		return -1;
+	to = at;
+	set_port(&to, rdma_get_src_port(w->listen));
+	if (rdma_resolve_addr(w->client, (struct sockaddr *)&at,
+			      (struct sockaddr *)&to, ms_left(end)))
+		return -1;
+	pfd = (struct pollfd){ .fd = w->ch->fd, .events = POLLIN };
+	while (!(w->client_up && w->server_up)) {
+		struct rdma_cm_event *ev, copy;
+
+		if (msga__now_ns() > end)
+			return -1;
+		if (rdma_get_cm_event(w->ch, &ev)) {
+			if (errno != EAGAIN && errno != EINTR)
+				return -1;
+			poll(&pfd, 1, ms_left(end));
+			continue;
+		}
+		copy = *ev;
+		rdma_ack_cm_event(ev);
+		if (iw_step(w, &copy, end))
+			return -1;
+	}
+	return 0;
+}
+
+/* In the order rdma_cm wants them gone: QPs, then ids, then channel. */
+static void iw_free(struct iw_probe *w)
+{
+	struct rdma_cm_id *ids[] = { w->client, w->server, w->listen };
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		if (ids[i] && ids[i]->qp)
+			rdma_destroy_qp(ids[i]);
+		if (ids[i])
+			rdma_destroy_id(ids[i]);
+	}
+	if (w->ch)
+		rdma_destroy_event_channel(w->ch);
+	w->p.qp = NULL; /* (the client's, destroyed above) */
+	probe_free(&w->p);
+}
+
+/* iWARP: READ through a loopback rdma_cm connection, by end. */
+static enum probe_said probe_iwarp(struct msga_ctx *ctx, uint64_t end)
+{
+	struct iw_probe *w = calloc(1, sizeof(*w));
+	enum probe_said said = PROBE_NO_PATH;
+
+	if (!w)
+		return PROBE_NOT_HONOURED;
+	if (!probe_setup(ctx, &w->p, 0) && !iw_connect(ctx, w, end)) {
+		w->p.qp = w->client->qp;
+		said = probe_read(&w->p, end);
+	}
+	iw_free(w);
+	free(w);
+	return said;
+}
+
 /*
  * RoCE: the first GIDs in the table until one has a path (the default
  * GID, index 0, is link-local IPv6; a host without IPv6 routes may need
@@ -215,7 +417,7 @@ int msga__zero_based_probe(struct msga_ctx *ctx)
 	int tries = 0;
 
 	if (ctx->transport == MSGA_TRANSPORT_IWARP)
-		return ctx->dev_attr.vendor_id != SIW_VENDOR_ID;
+		return probe_iwarp(ctx, end) == PROBE_HONOURED;
 	if (ctx->transport == MSGA_TRANSPORT_IB)
 		return probe_once(ctx, 0, end) == PROBE_HONOURED;
 	for (int i = 0; i < ctx->port_attr.gid_tbl_len &&
