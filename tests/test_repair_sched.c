@@ -242,3 +242,42 @@ Test(rsched, give_up_on_progress_not_age)
 	cr_expect_eq(msga__rsched_give_up(&g, 100, s0, 0, 0, 1),
 		     MSGA__RSCHED_KEEP);
 }
+
+/*
+ * The issue's shortfall: three streams each missing about 4 760 numbers,
+ * a NAK round every 20 ms served by 512 resends (256 per 10 ms), 1 s to
+ * go. In a fixed order the first stream got all, the third none; shared,
+ * each gets a third, and the rotating start keeps them within one.
+ */
+Test(rsched, issue_shortfall_is_spread)
+{
+	uint64_t want[3] = { 4761, 4762, 4762 }, grant[3], got[3] = { 0 };
+
+	for (uint32_t round = 0; round < 50; round++) {
+		uint64_t left = want[0] + want[1] + want[2];
+
+		cr_assert_eq(msga__rsched_share(3, want, 512, round % 3, grant),
+			     left < 512 ? left : 512);
+		for (uint32_t i = 0; i < 3; i++) {
+			want[i] -= grant[i];
+			got[i] += grant[i];
+		}
+	}
+	/* 25 600 resends would cover all 14 285: everyone fully served */
+	for (uint32_t i = 0; i < 3; i++)
+		cr_expect_eq(want[i], 0, "stream %u short by %lu", i,
+			     (unsigned long)want[i]);
+	/* and at any point before, no stream behind another by more than 1 */
+	want[0] = want[1] = want[2] = 4762;
+	got[0] = got[1] = got[2] = 0;
+	for (uint32_t round = 0; round < 20; round++) {
+		msga__rsched_share(3, want, 512, round % 3, grant);
+		for (uint32_t i = 0; i < 3; i++) {
+			want[i] -= grant[i];
+			got[i] += grant[i];
+		}
+		for (uint32_t i = 0; i < 3; i++)
+			for (uint32_t j = 0; j < 3; j++)
+				cr_assert_leq(got[i], got[j] + 1);
+	}
+}
