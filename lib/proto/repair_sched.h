@@ -61,6 +61,19 @@
  *    while the publisher still retains it and its stream repaired
  *    something within stall_ns; a latency bound (bound_ns, 0 none) still
  *    gives up at a fixed age for users who prefer it.
+ *
+ * Not yet used by lib/ud. The wiring this is made for: one schedule per
+ * READ connection (mcast_read.c's rconn: chunk_max READ_MAX, overlap
+ * msga__retain_rec_size(MSGA_FRAG_MAX), max_inflight READ_BATCHES);
+ * msga__mread_note adds [end, rpos) of each gap instead of keeping 8
+ * spans per stream; a free batch takes msga__rsched_next rather than
+ * waiting for a range's NAK timer; batch_done walks from
+ * msga__rsched_walk_from and hands each record to whichever stream of
+ * that publisher its topic is (so retain_scan must say where it
+ * stopped), a head past the chunk is msga__rsched_fail and
+ * msga__rsched_retained; a range NAKs only what no region will read, its
+ * count capped by msga__rsched_share over the streams due in the round;
+ * repair.c runs with stall_ns = recovery_ms and give_up_ns the bound.
  */
 #ifndef MSGA_REPAIR_SCHED_H
 #define MSGA_REPAIR_SCHED_H
