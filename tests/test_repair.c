@@ -316,6 +316,71 @@ Test(repair, a_gap_open_give_up_ns_is_lost)
 	cr_expect_eq(arr(0, 5, 0), MSGA__REPAIR_DELIVER);
 }
 
+/* cfg.stall_ns (issue 35): the same stream, gap and clock as cfg_default. */
+static void with_stall(uint64_t stall_ns, uint64_t bound_ns)
+{
+	struct msga__repair_cfg cfg = cfg_default();
+
+	msga__repair_fini(&r);
+	cfg.stall_ns = stall_ns;
+	cfg.give_up_ns = bound_ns;
+	cr_assert_eq(msga__repair_init(&r, &cfg), 0);
+	msga__repair_start(&r, 0, 1);
+	msga__repair_start(&r, 1, 1);
+}
+
+/* A long outage repaired at a steady pace is never given up. */
+Test(repair, stall_mode_keeps_a_gap_that_progresses)
+{
+	uint64_t now = 0, due;
+
+	with_stall(GIVE_UP, UINT64_MAX);
+	arr(0, 1, 0);
+	arr(0, 1001, 0); /* 2..1000: far longer to repair than GIVE_UP */
+	for (uint64_t seq = 2; seq <= 1000; seq++) {
+		now += GIVE_UP / 10;
+		tick(now);
+		cr_assert_eq(arr(0, seq, now), MSGA__REPAIR_DELIVER);
+		while (msga__repair_pop(&r, 0, &(struct msga__repair_item){ 0 }))
+			;
+	}
+	cr_expect_eq(r.c.timed_out, 0);
+	cr_expect_eq(r.c.lost, 0);
+	/* then nothing more: given up stall_ns after the last repair */
+	arr(0, 1003, now); /* 1002 */
+	due = tick(now + GIVE_UP - 1);
+	cr_expect_eq(r.c.timed_out, 0);
+	cr_expect_leq(due, now + GIVE_UP);
+	tick(now + GIVE_UP);
+	cr_expect_eq(r.c.timed_out, 1);
+	expect_loss(0, 1002, 1);
+}
+
+/* give_up_ns stays a latency bound for those who want one. */
+Test(repair, stall_mode_bound_still_gives_up)
+{
+	with_stall(GIVE_UP, 3 * GIVE_UP);
+	arr(0, 1, 0);
+	arr(0, 100, 0); /* 2..99 */
+	for (uint64_t seq = 2; seq < 30; seq++) { /* to 2.8 x GIVE_UP */
+		tick((seq - 1) * (GIVE_UP / 10));
+		arr(0, seq, (seq - 1) * (GIVE_UP / 10));
+	}
+	cr_expect_eq(r.c.timed_out, 0);
+	tick(3 * GIVE_UP);
+	cr_expect_eq(r.c.timed_out, 1);
+}
+
+/* stall_ns 0 is 0.8's rule: give_up_ns from the opening, progress or not. */
+Test(repair, no_stall_gives_up_by_age)
+{
+	arr(0, 1, 0);
+	arr(0, 100, 0);
+	arr(0, 2, GIVE_UP - 1);
+	tick(GIVE_UP);
+	cr_expect_eq(r.c.timed_out, 1);
+}
+
 Test(repair, split_gaps_keep_their_age)
 {
 	arr(0, 1, 0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "repair.h"
+#include "repair_sched.h"
 
 /*
  * The pool: a binary buddy allocator over one arena of 64-byte units. A
@@ -421,13 +422,18 @@ unsigned int msga__repair_hist_bucket(uint64_t ns)
 	return i;
 }
 
-/* A number missing since opened_ns arrived at now_ns and was taken. */
-static void count_repair(struct msga__repair *r, uint64_t opened_ns,
-			 uint64_t now_ns)
+/*
+ * A number of s missing since opened_ns arrived at now_ns and was taken:
+ * s made progress (cfg.stall_ns counts from it).
+ */
+static void count_repair(struct msga__repair *r, struct msga__repair_stream *s,
+			 uint64_t opened_ns, uint64_t now_ns)
 {
 	uint64_t took = now_ns > opened_ns ? now_ns - opened_ns : 0;
 
 	r->c.hist[msga__repair_hist_bucket(took)]++;
+	if (now_ns > s->progress_ns)
+		s->progress_ns = now_ns;
 }
 
 /*
@@ -607,7 +613,7 @@ static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 	if (i < 0 || s->gaps[i].gone)
 		goto drop; /* held already, or given up */
 	if (seq == s->out + 1) { /* the front of gaps[0]: in place */
-		count_repair(r, s->gaps[0].opened_ns, now_ns);
+		count_repair(r, s, s->gaps[0].opened_ns, now_ns);
 		s->out = seq;
 		cut_out(s, 0, seq, 0);
 		settle(r, s);
@@ -634,7 +640,7 @@ static enum msga__repair_verdict arrive_fill(struct msga__repair *r,
 		r->c.over_max_gaps++;
 	}
 	store(r, pos, seq, data, len);
-	count_repair(r, g->opened_ns, now_ns);
+	count_repair(r, s, g->opened_ns, now_ns);
 	old = g->succ;
 	cut_out(s, (uint32_t)i, seq, pos);
 	/* ranges before it with no copy between now precede this copy */
@@ -694,7 +700,7 @@ static enum msga__repair_verdict ooo_fill(struct msga__repair *r,
 		give_up_first(r, s);
 		r->c.over_max_gaps++;
 	}
-	count_repair(r, s->gaps[i].opened_ns, now_ns);
+	count_repair(r, s, s->gaps[i].opened_ns, now_ns);
 	cut_out(s, (uint32_t)i, seq, 0);
 	settle(r, s);
 	if (seq < s->top) {
@@ -886,12 +892,50 @@ int msga__repair_next_ready(const struct msga__repair *r, uint32_t *idx)
 	return 1;
 }
 
+/*
+ * The give-up rule (repair_sched.h): 0.8's, give_up_ns from the opening,
+ * when stall_ns is 0; else stall_ns without progress on the stream, or
+ * give_up_ns from the opening as the latency bound.
+ */
+static struct msga__rsched_giveup give_up_rule(const struct msga__repair *r)
+{
+	if (!r->cfg.stall_ns)
+		return (struct msga__rsched_giveup){
+			.stall_ns = r->cfg.give_up_ns };
+	return (struct msga__rsched_giveup){ .stall_ns = r->cfg.stall_ns,
+					     .bound_ns = r->cfg.give_up_ns };
+}
+
+/* Since when g's stream's clock of no progress runs. */
+static uint64_t stall_since(const struct msga__repair *r,
+			    const struct msga__repair_stream *s,
+			    const struct msga__repair_gap *g)
+{
+	return r->cfg.stall_ns && s->progress_ns > g->opened_ns ?
+	       s->progress_ns : g->opened_ns;
+}
+
+static int gap_dead(const struct msga__repair *r,
+		    const struct msga__repair_stream *s,
+		    const struct msga__repair_gap *g, uint64_t now_ns)
+{
+	struct msga__rsched_giveup rule = give_up_rule(r);
+
+	return msga__rsched_give_up(&rule, g->first, g->opened_ns,
+				    r->cfg.stall_ns ? s->progress_ns : 0, 0,
+				    now_ns) != MSGA__RSCHED_KEEP;
+}
+
 /* When range g's next timer is due. */
 static uint64_t gap_due(const struct msga__repair *r,
+			const struct msga__repair_stream *s,
 			const struct msga__repair_gap *g)
 {
-	uint64_t dead = add_sat(g->opened_ns, r->cfg.give_up_ns);
+	struct msga__rsched_giveup rule = give_up_rule(r);
+	uint64_t dead = add_sat(stall_since(r, s, g), rule.stall_ns);
 
+	if (rule.bound_ns && add_sat(g->opened_ns, rule.bound_ns) < dead)
+		dead = add_sat(g->opened_ns, rule.bound_ns);
 	return g->nak_ns < dead ? g->nak_ns : dead;
 }
 
@@ -912,8 +956,7 @@ uint64_t msga__repair_tick(struct msga__repair *r, uint64_t now_ns,
 
 			if (g->gone)
 				continue;
-			if (now_ns >= g->opened_ns &&
-			    now_ns - g->opened_ns >= r->cfg.give_up_ns) {
+			if (gap_dead(r, s, g, now_ns)) {
 				/* on from where it is; the front: from 0 */
 				i = give_up(r, s, i);
 				r->c.timed_out++;
@@ -928,8 +971,8 @@ uint64_t msga__repair_tick(struct msga__repair *r, uint64_t now_ns,
 			}
 		}
 		for (uint32_t i = 0; i < s->ngaps; i++)
-			if (!s->gaps[i].gone && gap_due(r, &s->gaps[i]) < due)
-				due = gap_due(r, &s->gaps[i]);
+			if (!s->gaps[i].gone && gap_due(r, s, &s->gaps[i]) < due)
+				due = gap_due(r, s, &s->gaps[i]);
 		settle(r, s);
 	}
 	return due;
@@ -944,8 +987,8 @@ uint64_t msga__repair_next_due(const struct msga__repair *r)
 		const struct msga__repair_stream *s = &r->streams[p - 1];
 
 		for (uint32_t i = 0; i < s->ngaps; i++)
-			if (!s->gaps[i].gone && gap_due(r, &s->gaps[i]) < due)
-				due = gap_due(r, &s->gaps[i]);
+			if (!s->gaps[i].gone && gap_due(r, s, &s->gaps[i]) < due)
+				due = gap_due(r, s, &s->gaps[i]);
 	}
 	return due;
 }
@@ -959,6 +1002,7 @@ void msga__repair_start(struct msga__repair *r, uint32_t idx, uint64_t next_seq)
 	msga__repair_forget(r, idx);
 	s = &r->streams[idx];
 	s->out = s->last = s->top = next_seq ? next_seq - 1 : 0;
+	s->progress_ns = 0;
 	s->active = 1;
 }
 

@@ -34,7 +34,9 @@
  *    the numbers still missing, nothing beyond the highest accounted for,
  *    which may still be in flight), when it has been open give_up_ns
  *    (counted from when its numbers were first missed: a range split by
- *    a repair keeps its age), when the stream would need more than
+ *    a repair keeps its age; with cfg.stall_ns, also when its stream
+ *    repaired nothing for stall_ns, give_up_ns then being only the
+ *    latency bound), when the stream would need more than
  *    max_gaps ranges (the oldest is given up first), and for memory
  *    (below). Given-up ranges still count against max_gaps until the
  *    numbers before them are handed out (they need a place to be kept);
@@ -95,6 +97,15 @@ struct msga__repair_cfg {
 	uint32_t max_streams;
 	uint32_t max_gaps;         /* ranges per stream, e.g. 64 */
 	uint64_t give_up_ns;       /* a range open this long is lost */
+	/*
+	 * 0: as 0.8, give_up_ns from a range's opening. Else (issue 35) a
+	 * range is given up when its stream has repaired nothing for
+	 * stall_ns (counted from the later of its opening and the stream's
+	 * last repair), and give_up_ns is the latency bound on top (set it
+	 * to UINT64_MAX for none): a long outage repaired at a steady pace
+	 * is not given up (repair_sched.h, msga__rsched_give_up).
+	 */
+	uint64_t stall_ns;
 	uint64_t nak_delay_ns;     /* first NAK: random in [0, nak_delay_ns] */
 	uint64_t nak_retry_ns;     /* then again every nak_retry_ns */
 	uint32_t seed;             /* for the random delays */
@@ -137,6 +148,7 @@ struct msga__repair_stream {
 	uint64_t top;              /* out of order: highest DELIVERed past a range */
 	struct msga__idx_link gapped_link; /* on r->gapped while ngaps */
 	struct msga__idx_link ready_link;  /* on r->ready while poppable */
+	uint64_t progress_ns;      /* a missing number last taken (stall_ns) */
 	uint8_t active, on_gapped, on_ready, has_lost;
 };
 
