@@ -224,7 +224,7 @@ struct iw_probe {
 	struct probe p;
 };
 
-/* Whether ss is an address of this context's device (a bind says). */
+/* Whether sa is an address of this context's device (a bind says). */
 static int addr_is_ours(struct msga_ctx *ctx, const struct sockaddr *sa)
 {
 	struct rdma_cm_id *id;
