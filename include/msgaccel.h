@@ -515,6 +515,15 @@ enum msga_sub_flags {
 	 * wrong is.
 	 */
 	MSGA_SUB_REQUIRE_MAC = 1u << 7,
+	/*
+	 * Since 0.9, recovery: give a gap up when it has waited recovery_ms
+	 * for its repair, however the repair is progressing (the rule
+	 * before 0.9: a bound on the latency a gap adds). By default a gap
+	 * is given up only when its stream has repaired nothing for
+	 * recovery_ms, or its publisher no longer has it: an outage the
+	 * publisher still retains is repaired whole (msgaccel(7)).
+	 */
+	MSGA_SUB_RECOVERY_BOUND = 1u << 8,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */
@@ -527,8 +536,10 @@ struct msga_sub_attr {
 	void *user;
 	/*
 	 * Since 0.6, recovery from MSGA_PUB_RELIABLE publishers: how long a
-	 * gap may wait for its repair, later messages held back meanwhile,
-	 * before it is given up (MSGA_EVENT_LOSS); and the bytes of such
+	 * stream's gaps may go without any repair, later messages held back
+	 * meanwhile, before they are given up (MSGA_EVENT_LOSS; since 0.9,
+	 * with MSGA_SUB_RECOVERY_BOUND: how long a gap may wait in all);
+	 * and the bytes of such
 	 * held-back messages, all streams together, past which the oldest
 	 * gap is given up. 0 = MSGA_RECOVERY_DEFAULT_MS and
 	 * MSGA_RECOVERY_DEFAULT_BYTES.

@@ -390,13 +390,16 @@ Test(recovery, documented_errors, .timeout = 60)
 					    MSGA_RECOVERY_MIN_BYTES - 1 };
 	struct msga_pub *pub = NULL;
 	struct msga_sub *sub = NULL;
+	int ret;
 
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
 	pa.retransmit_bytes = MSGA_RETRANSMIT_MAX_BYTES + 1;
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
 	pa.retransmit_bytes = 0;
 	pa.uri = dp_uri(0); /* RC is reliable anyway: accepted */
-	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), 0);
+	ret = msga_pub_create(ctx, &pa, &pub);
+	cr_assert_eq(ret, 0, "msga_pub_create(%s) = %d: %s", pa.uri, ret,
+		     msga_ctx_last_error(ctx));
 	msga_pub_destroy(pub);
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
 	sa.recovery_bytes = 0;
@@ -415,6 +418,12 @@ Test(recovery, documented_errors, .timeout = 60)
 	sa.flags = MSGA_SUB_OUT_OF_ORDER | MSGA_SUB_AB_LINES;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
+	/* the age bound (0.9) is an option, and the next bit is not one */
+	sa.flags = MSGA_SUB_RECOVERY_BOUND;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	msga_sub_destroy(sub);
+	sa.flags = MSGA_SUB_RECOVERY_BOUND << 1;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
 	msga_ctx_close(ctx);
 }
 

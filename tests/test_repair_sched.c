@@ -181,11 +181,28 @@ Test(rsched, retention_trims)
 	cr_expect_eq(s.dropped, 1500);
 	cr_assert_eq(msga__rsched_next(&s, &id, &lo, &hi), 1);
 	cr_expect_eq(lo, 2500);
-	/* a started region below the retention is dropped, chunks orphaned */
+	/* a started region the retention passes starts again above it, its
+	 * chunk out orphaned; one it passes whole is dropped */
 	msga__rsched_retained(&s, 2600);
-	cr_expect_eq(s.nreg, 1);
+	cr_expect_eq(s.nreg, 2);
+	cr_expect_eq(s.reg[0].lo, 2600);
+	cr_expect_eq(s.reg[0].walk, 2600);
+	cr_expect_eq(s.dropped, 1600);
+	cr_expect_eq(msga__rsched_walk_from(&s, id, &lo), -ENOENT);
 	cr_expect_eq(msga__rsched_done(&s, id, hi), 0);
 	cr_expect_eq(s.inflight, 0);
+	cr_assert_eq(msga__rsched_next(&s, &id, &lo, &hi), 1);
+	cr_expect_eq(lo, 2600, "read again from the oldest kept");
+	cr_expect_eq(msga__rsched_walk_from(&s, id, &lo), 0);
+	cr_expect_eq(lo, 2600);
+	msga__rsched_retained(&s, 5500);
+	cr_expect_eq(s.nreg, 1);
+	cr_expect_eq(s.reg[0].lo, 5500);
+	cr_expect_eq(msga__rsched_low(&s), 5500);
+	msga__rsched_clear(&s);
+	cr_expect_eq(s.nreg, 0);
+	cr_expect_eq(s.inflight, 0);
+	cr_expect_eq(msga__rsched_low(&s), UINT64_MAX);
 }
 
 Test(rsched, share_fair)

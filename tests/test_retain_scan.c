@@ -5,7 +5,9 @@
  * a subscriber's RDMA READ copies them: the bytes of positions lo..hi,
  * each at ring offset position % cap, into one contiguous buffer. A good
  * span gives exactly the records put there, in order; a damaged header
- * stops the walk with -EBADMSG after the records before it.
+ * stops the walk with -EBADMSG after the records before it. A span
+ * longer than one READ, read in repair_sched.c's overlapping chunks and
+ * each walked from where the one before stopped, gives each record once.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 
 #include "retain.h"
 #include "retain_scan.h"
+#include "repair_sched.h"
 
 static struct msga__retain r;
 
@@ -431,4 +434,86 @@ Test(retain_scan, a_span_at_the_top_of_the_position_range)
 	cr_assert_eq(msga__retain_scan(mem, UINT64_MAX - 15, UINT64_MAX - 7,
 				       cap, 4096, on_rec, &s), 0);
 	cr_assert_eq(s.n, 0);
+}
+
+/*
+ * Ring positions [lo, hi) read in chunks of at most chunk_max bytes that
+ * overlap by the largest record, as msga__rsched_next hands them out
+ * (two in flight, completing in order), each chunk's walk beginning
+ * where the previous one stopped: fn sees exactly the records of the
+ * span, once each, in order.
+ */
+static void walk_in_chunks(uint64_t lo, uint64_t hi, uint64_t chunk_max,
+			   uint32_t max_len, size_t first, size_t n)
+{
+	static struct seen s;
+	static struct msga__rscan_rec all[MAX_SENT];
+	struct msga__rsched_cfg cfg = {
+		.chunk_max = chunk_max,
+		.overlap = msga__retain_rec_size(max_len),
+		.max_inflight = 2, .max_regions = 4,
+	};
+	struct msga__rsched rs;
+	size_t got = 0, chunks = 0;
+	uint32_t id;
+	uint64_t clo, chi;
+
+	cr_assert_eq(msga__rsched_init(&rs, &cfg), 0);
+	cr_assert_eq(msga__rsched_add(&rs, lo, hi), 0);
+	while (msga__rsched_next(&rs, &id, &clo, &chi)) {
+		uint64_t from, stopped;
+		uint8_t *c = copy_span(clo, chi);
+		int ret;
+
+		cr_assert_leq(chi - clo, chunk_max);
+		cr_assert_eq(msga__rsched_walk_from(&rs, id, &from), 0);
+		s.n = 0;
+		s.buf = c;
+		s.lo = clo;
+		s.hi = chi;
+		ret = msga__retain_walk(c, clo, from, chi, r.cap, max_len,
+					on_rec, &s, &stopped);
+		cr_assert_eq(ret, 0, "chunk [%lu, %lu) from %lu: %d",
+			     (unsigned long)clo, (unsigned long)chi,
+			     (unsigned long)from, ret);
+		cr_assert_geq(msga__rsched_done(&rs, id, stopped), 0);
+		for (size_t k = 0; k < s.n; k++)
+			all[got++] = s.recs[k];
+		free(c);
+		chunks++;
+	}
+	cr_assert_eq(rs.nreg, 0, "the span was walked to its end");
+	cr_assert_eq(got, n, "saw %zu records in %zu chunks, want %zu", got,
+		     chunks, n);
+	for (size_t k = 0; k < n; k++) {
+		cr_assert_eq(all[k].pos, sent[first + k].pos);
+		cr_assert_eq(all[k].seq, sent[first + k].seq);
+		cr_assert_eq(all[k].topic_id, sent[first + k].topic);
+	}
+	msga__rsched_fini(&rs);
+}
+
+Test(retain_scan, a_long_span_walked_in_overlapping_chunks_gives_each_record_once)
+{
+	uint64_t last[3] = { 0 };
+	size_t first;
+
+	srand(7);
+	/* 64 KiB of ring, records of 0..480 bytes: spans across its end */
+	cr_assert_eq(msga__retain_init(&r, 64 << 10, 3), 0);
+	for (int i = 0; i < 1500; i++) {
+		uint32_t t = (uint32_t)rand() % 3;
+
+		put(t, ++last[t], (uint32_t)rand() % 481);
+	}
+	first = first_kept();
+	cr_assert_gt(r.tail_pos, r.cap, "the ring wrapped");
+	/* chunks of 4 KiB, of 1 KiB (barely above the overlap), of all */
+	walk_in_chunks(r.ctrl->head, r.tail_pos, 4096, 480, first,
+		       nsent - first);
+	walk_in_chunks(r.ctrl->head, r.tail_pos,
+		       msga__retain_rec_size(480) + 8, 480, first,
+		       nsent - first);
+	walk_in_chunks(sent[first + 10].pos, sent[nsent - 10].pos, 8192, 480,
+		       first + 10, nsent - 10 - (first + 10));
 }

@@ -68,7 +68,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_AB_LINES |
 					MSGA_SUB_REPAIR_BY_NAK |
 					MSGA_SUB_OUT_OF_ORDER |
-					MSGA_SUB_REQUIRE_MAC)) ||
+					MSGA_SUB_REQUIRE_MAC |
+					MSGA_SUB_RECOVERY_BOUND)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	if ((attr->flags & MSGA_SUB_REQUIRE_MAC) && !ctx->keys)

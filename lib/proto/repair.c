@@ -978,6 +978,29 @@ uint64_t msga__repair_tick(struct msga__repair *r, uint64_t now_ns,
 	return due;
 }
 
+int msga__repair_missing(const struct msga__repair *r, uint32_t idx, uint64_t seq)
+{
+	const struct msga__repair_stream *s;
+	uint32_t lo = 0, hi;
+
+	if (idx >= r->cfg.max_streams || !r->streams[idx].active)
+		return 0;
+	s = &r->streams[idx];
+	if (seq <= s->out || seq > s->last)
+		return 0;
+	/* the ranges are in seq order and disjoint: the last starting <= seq */
+	hi = s->ngaps;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->gaps[mid].first <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && seq <= s->gaps[lo - 1].last && !s->gaps[lo - 1].gone;
+}
+
 uint64_t msga__repair_next_due(const struct msga__repair *r)
 {
 	uint64_t due = UINT64_MAX;

@@ -274,6 +274,13 @@ size_t msga__repair_copy_size(const struct msga__repair *r, uint32_t len);
  * the last bucket taking everything longer.
  */
 unsigned int msga__repair_hist_bucket(uint64_t ns);
+/*
+ * 1 if number seq of stream idx is missing (in a range not given up):
+ * one a repair would be taken for. 0 otherwise, or for a stream not
+ * started. For a reader of the publisher's ring (mcast_read.c), which
+ * sees many numbers and hands on only those.
+ */
+int msga__repair_missing(const struct msga__repair *r, uint32_t idx, uint64_t seq);
 /* Ranges of stream idx now, missing or given up but not yet handed out. */
 uint32_t msga__repair_ranges(const struct msga__repair *r, uint32_t idx);
 

@@ -194,7 +194,7 @@ int msga__rsched_walk_from(const struct msga__rsched *s, uint32_t id,
 		return -EINVAL;
 	r = region_of(s, c->gen);
 	if (!r)
-		return -ESPIPE; /* dropped: nothing to walk */
+		return -ENOENT; /* dropped, or started again: nothing to walk */
 	for (uint32_t i = 0; i < s->cfg.max_inflight; i++)
 		if (i != id && s->ch[i].gen == c->gen && s->ch[i].lo < c->lo)
 			return -EAGAIN;
@@ -262,17 +262,41 @@ void msga__rsched_retained(struct msga__rsched *s, uint64_t oldest)
 	while (i < s->nreg && s->reg[i].lo < oldest) {
 		struct msga__rsched_region *r = &s->reg[i];
 
-		if (idle(r) && r->hi > oldest) {
-			/* oldest is a record's start: the walk may begin there */
-			s->dropped += oldest - r->lo;
-			r->lo = r->next = r->walk = oldest;
-			i++;
+		if (r->hi <= oldest) { /* all of it is gone */
+			s->dropped += r->hi - r->walk;
+			reg_remove(s, i);
 			continue;
 		}
-		/* started: a chunk below oldest is torn, so is the rest's walk */
-		s->dropped += r->hi - (r->walk > r->lo ? r->walk : r->lo);
-		reg_remove(s, i);
+		if (r->walk < oldest) {
+			/*
+			 * oldest is a record's start: the walk may begin there.
+			 * A chunk out of it below oldest is torn, and so would
+			 * the walks after it be: the region starts afresh (a new
+			 * gen: those chunks find no region when they complete).
+			 */
+			s->dropped += oldest - r->walk;
+			if (!idle(r))
+				r->gen = new_gen(s);
+			r->lo = r->next = r->walk = oldest;
+			r->out = 0;
+		}
+		i++;
 	}
+}
+
+uint64_t msga__rsched_low(const struct msga__rsched *s)
+{
+	/* sorted and disjoint: the first region's walk is the lowest */
+	return s->nreg ? s->reg[0].walk : UINT64_MAX;
+}
+
+void msga__rsched_clear(struct msga__rsched *s)
+{
+	for (uint32_t i = 0; i < s->nreg; i++)
+		s->dropped += s->reg[i].hi - s->reg[i].walk;
+	s->nreg = 0;
+	memset(s->ch, 0, (size_t)s->cfg.max_inflight * sizeof(*s->ch));
+	s->inflight = 0;
 }
 
 uint64_t msga__rsched_pending(const struct msga__rsched *s)

@@ -62,7 +62,7 @@
  *    something within stall_ns; a latency bound (bound_ns, 0 none) still
  *    gives up at a fixed age for users who prefer it.
  *
- * Not yet used by lib/ud. The wiring this is made for: one schedule per
+ * lib/ud's wiring (mcast_read.c, mcast_repair.c): one schedule per
  * READ connection (mcast_read.c's rconn: chunk_max READ_MAX, overlap
  * msga__retain_rec_size(MSGA_FRAG_MAX), max_inflight READ_BATCHES);
  * msga__mread_note adds [end, rpos) of each gap instead of keeping 8
@@ -140,6 +140,9 @@ int msga__rsched_next(struct msga__rsched *s, uint32_t *id, uint64_t *lo,
  * [lo, hi]; -EINVAL for a chunk not out; -ESPIPE when the walk of the
  * chunk before it stopped short of this one's start (a bad record): this
  * chunk cannot be walked, call msga__rsched_fail and let NAK repair it.
+ * -ENOENT when its region was dropped or started again meanwhile
+ * (msga__rsched_fail, msga__rsched_retained): call msga__rsched_fail,
+ * which only frees the chunk.
  * -EAGAIN when chunks of the same region before it are still out (they
  * complete in order on one queue pair: a caller bug, or another pair).
  */
@@ -160,10 +163,23 @@ int msga__rsched_done(struct msga__rsched *s, uint32_t id, uint64_t stopped);
 int msga__rsched_fail(struct msga__rsched *s, uint32_t id);
 
 /*
- * The publisher retains ring bytes from `oldest` on: what lies below is
- * not read (its numbers are NAKed, and answered LOST).
+ * The publisher retains ring bytes from `oldest` on (a record's start):
+ * what lies below is not read (its numbers are NAKed, and answered
+ * LOST). A region that reaches above it starts again there, its chunks
+ * out dropped when they complete (msga__rsched_walk_from: -ENOENT): what
+ * they copied below oldest may be torn.
  */
 void msga__rsched_retained(struct msga__rsched *s, uint64_t oldest);
+
+/*
+ * The lowest ring position not yet walked (UINT64_MAX: nothing is
+ * scheduled): a number whose record lies below it and that is still
+ * missing was not found by READ, and is for NAK.
+ */
+uint64_t msga__rsched_low(const struct msga__rsched *s);
+
+/* Everything is dropped, chunks out included (the connection failed). */
+void msga__rsched_clear(struct msga__rsched *s);
 
 /* Bytes scheduled but not yet handed out in a chunk. */
 uint64_t msga__rsched_pending(const struct msga__rsched *s);

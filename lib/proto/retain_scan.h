@@ -39,4 +39,22 @@ int msga__retain_scan(const void *buf, uint64_t lo, uint64_t hi, uint64_t cap,
 		      int (*fn)(void *arg, const struct msga__rscan_rec *rec),
 		      void *arg);
 
+/*
+ * The walk of one chunk of a longer span read in overlapping chunks
+ * (repair_sched.h): buf holds the positions [lo, hi) as above, and the
+ * walk begins at from (lo <= from <= hi, a record's start: where the
+ * previous chunk's walk stopped). A record that does not end by hi, its
+ * header valid or cut by hi, or an unused end that reaches past hi, is
+ * not an error here: the walk stops at its start, which the next chunk's
+ * overlap holds (both are shorter than the largest record). Returns 0
+ * and *stopped (hi when the walk reached it, else that start);
+ * -EBADMSG and *stopped the position of a header that is not valid
+ * there; -EINVAL (*stopped from) for bad arguments; or fn's nonzero
+ * return (*stopped the position of the record it was given).
+ */
+int msga__retain_walk(const void *buf, uint64_t lo, uint64_t from, uint64_t hi,
+		      uint64_t cap, uint32_t max_len,
+		      int (*fn)(void *arg, const struct msga__rscan_rec *rec),
+		      void *arg, uint64_t *stopped);
+
 #endif

@@ -18,6 +18,7 @@
 #include "endpoint.h"
 #include "mcast_map.h"
 #include "reasm.h"
+#include "repair_sched.h"
 #include "ud_stream.h"
 #include "ud_wire.h"
 
@@ -88,19 +89,31 @@
 #define MSGA__UD_NAKDST_MAX 64u
 #define MSGA__UD_REPAIR_GAPS 64u
 /*
+ * NAKs due in one round (mcast_repair.c) are shared between the streams
+ * that have them (repair_sched.h, msga__rsched_share): at most
+ * NAK_ROUND_MAX ranges a round (more wait for the next), and NAK_BUDGET
+ * numbers per publisher a round: what its resend budget serves in one
+ * NAK_RETRY (RETX_BUDGET datagrams per RETX_WINDOW), so that what is
+ * asked for is sent, not dropped by the publisher in arrival order.
+ */
+#define MSGA__UD_NAK_ROUND_MAX 256u
+#define MSGA__UD_NAK_BUDGET (MSGA__UD_RETX_BUDGET * \
+			     (MSGA__UD_NAK_RETRY_NS / MSGA__UD_RETX_WINDOW_NS))
+/*
  * Repair by RDMA READ. Publisher (mcast_serve.c): subscribers it serves
  * at once, and how long one may take to finish connecting. Subscriber
  * (mcast_read.c): publishers it reads from at once; a READ of at most
- * READ_MAX bytes of the ring, READ_BATCHES of them in flight per
- * publisher; gap spans remembered per stream; a connection that failed
- * is tried again after RCONN_RETRY; rdma_cm's resolve timeouts.
+ * READ_MAX bytes of the ring (a chunk), READ_BATCHES of them in flight
+ * per publisher; READ_REGIONS separate spans of its ring waiting to be
+ * read (more are merged, repair_sched.h); a connection that failed is
+ * tried again after RCONN_RETRY; rdma_cm's resolve timeouts.
  */
 #define MSGA__UD_READERS_MAX 64u
 #define MSGA__UD_READER_HANDSHAKE_NS 2000000000ull /* 2 s */
 #define MSGA__UD_RCONN_MAX 16u
 #define MSGA__UD_READ_MAX (64u << 10)
 #define MSGA__UD_READ_BATCHES 4u
-#define MSGA__UD_READ_SPANS 8u
+#define MSGA__UD_READ_REGIONS 64u
 #define MSGA__UD_RCONN_RETRY_NS 5000000000ull /* 5 s */
 #define MSGA__UD_RCONN_RESOLVE_MS 2000
 
@@ -174,27 +187,22 @@ struct msga__rserve {
 };
 
 /* Where in a publisher's ring a run of a stream's missing numbers lies. */
-struct msga__rspan {
-	uint64_t first, last;        /* the numbers */
-	uint64_t lo, hi;             /* the ring positions that hold them */
-};
-
 /* A stream's positions in its publisher's ring (mcast_read.c). */
 struct msga__rstream {
 	uint64_t top;                /* highest number placed, 0: none */
 	uint64_t end;                /* the position after its record */
 	uint32_t topic_id;           /* the publisher's id of the topic */
-	uint32_t next_span;          /* spans: a ring, oldest overwritten */
-	struct msga__rspan spans[MSGA__UD_READ_SPANS];
+	/* its last gap given to the READ schedule: numbers up to read_last,
+	 * their records below read_hi */
+	uint64_t read_last, read_hi;
 };
 
-/* One READ of a span, and the range it was asked for. */
-struct msga__rbatch {
-	int busy;
+/* A topic of the publisher read from, and the stream it is here. */
+struct msga__rtopic {
+	uint32_t topic_id;
 	uint32_t idx;                /* the stream */
-	uint64_t origin;             /* (the stream's, to see it is still it) */
-	uint64_t seq, count, found;
-	uint64_t lo, hi;
+	struct msga__udep *ep;       /* its membership */
+	int took;                    /* a record of it was taken: a READ */
 };
 
 enum msga__rconn_state {
@@ -219,9 +227,19 @@ struct msga__rconn {
 	uint64_t cap;                /* the ring's bytes */
 	uint64_t since_ns;           /* state entered */
 	uint64_t used_ns;
-	uint32_t inflight;           /* batches posted, not yet completed */
-	struct msga__rbatch b[MSGA__UD_READ_BATCHES];
+	/* what to READ, in chunks, oldest first (repair_sched.h); chunk
+	 * id i lands at land + i * (READ_MAX + 64) */
+	struct msga__rsched sched;
+	uint64_t broke_ns;           /* READ dropped some: NAK meanwhile */
+	struct msga__rtopic *topics; /* a chunk's walk: sorted by topic_id */
+	uint32_t ntopics;
 	uint8_t nonce[16];           /* keys: our request's (read_auth.c) */
+};
+
+/* A range whose NAK is due this round (mcast_repair.c). */
+struct msga__nak_due {
+	uint32_t idx;                /* the stream */
+	uint64_t seq, count;
 };
 
 /* Where one reliable publisher takes NAKs: its QP, from its datagrams. */
@@ -585,8 +603,8 @@ void msga__mread_fini(struct msga_sub *sub);
 void msga__mread_note(struct msga__udep *ep, struct msga__ustream *s,
 		      const struct msga__udw_hdr *h);
 void msga__mread_forget(struct msga_sub *sub, uint32_t idx);
-int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
-			uint32_t idx, uint64_t seq, uint64_t count);
+int msga__mread_covers(struct msga_sub *sub, const struct msga__ustream *s,
+		       uint32_t idx, uint64_t seq, uint64_t now_ns);
 
 /* ud_unicast.c */
 int msga__upub_create(struct msga_pub *pub, const char *uri,

@@ -13,16 +13,23 @@
  * record starts in the ring, and the records lie there in the order sent.
  * So the numbers missing between two messages that arrived lie between
  * the end of the first's record and the start of the second's (or, for
- * a lost tail, a heartbeat's ring end): one READ of that span, which holds
- * the publisher's other topics' records too, walked and checked record by
- * record (retain_scan.h). The span is remembered when the gap is seen,
- * MSGA__UD_READ_SPANS per stream; a gap with no span (a late joiner's
- * history, an evicted span), or a span over MSGA__UD_READ_MAX, is NAKed.
+ * a lost tail, a heartbeat's ring end). That span, which holds the
+ * publisher's other topics' records too, goes to the connection's READ
+ * schedule (repair_sched.h) when the gap is seen: spans of one ring are
+ * merged (the topics of one outage share one), read in chunks of at most
+ * MSGA__UD_READ_MAX, the oldest first, MSGA__UD_READ_BATCHES in flight,
+ * and each chunk is walked record by record (retain_scan.h) from where
+ * the one before stopped. A record is handed to whichever of our streams
+ * of that publisher its topic is, if its number is still missing there;
+ * what READ did not find (a late joiner's history, which has no span; a
+ * message too large to keep; a span READ dropped) is NAKed.
  *
  * A torn copy: the publisher goes on writing its ring while it is read.
- * A fenced READ of the ring's head follows the span's; a head past the
- * span's start means some of it may have been written over, and the whole
- * range is NAKed (the publisher answers LOST for what it no longer has).
+ * A fenced READ of the ring's head follows each chunk's; a head past
+ * where the chunk's walk begins means some of it may have been written
+ * over: the span is dropped from the schedule, and its numbers still
+ * missing are NAKed (the publisher answers LOST for what it no longer
+ * has).
  *
  * Connections: one RC connection per publisher, made when its first
  * datagram announces a READ endpoint (its address is the datagram's
@@ -44,7 +51,7 @@
 
 static const struct msga__ep_ops rconn_ops;
 
-/* Landing area of batch i: the span's bytes, then the ring's head. */
+/* Landing area of chunk id: its bytes, then the ring's head. */
 #define LAND_SLOT (MSGA__UD_READ_MAX + 64u)
 
 static struct msga__rconn *rconn_of(struct msga__ep *e)
@@ -67,6 +74,7 @@ int msga__mread_init(struct msga_sub *sub)
 
 static void rconn_teardown(struct msga__rconn *rc)
 {
+	msga__rsched_clear(&rc->sched);
 	if (rc->id && rc->id->qp)
 		rdma_destroy_qp(rc->id);
 	if (rc->cq)
@@ -85,6 +93,8 @@ static void rconn_teardown(struct msga__rconn *rc)
 static void rconn_free(struct msga__rconn *rc)
 {
 	rconn_teardown(rc);
+	msga__rsched_fini(&rc->sched);
+	free(rc->topics);
 	msga__ep_del(&rc->eng);
 	free(rc);
 }
@@ -115,30 +125,17 @@ static struct msga__rconn *rconn_find(struct msga_sub *sub, uint64_t origin)
 }
 
 /*
- * The ranges of every READ in flight go to NAKs: the connection failed,
- * or a READ did not come back whole.
+ * The connection failed (or a READ did not come back whole, which puts
+ * the QP in error): everything scheduled is dropped, and NAKs repair it.
  */
-static void batch_to_nak(struct msga__rconn *rc, struct msga__rbatch *b)
-{
-	struct msga_sub *sub = rc->sub;
-	struct msga__ustream *s = &sub->ud.streams.streams[b->idx];
-
-	b->busy = 0;
-	sub->ud.st.read_fallbacks++;
-	if (b->idx < sub->ud.streams.top && s->used && s->repaired &&
-	    s->origin == b->origin)
-		sub->ud.up->nak(sub, s, b->seq, b->count);
-}
-
 static void rconn_fail(struct msga__rconn *rc)
 {
-	for (uint32_t i = 0; i < MSGA__UD_READ_BATCHES; i++)
-		if (rc->b[i].busy)
-			batch_to_nak(rc, &rc->b[i]);
+	if (rc->sched.nreg)
+		rc->sub->ud.st.read_fallbacks++;
 	rconn_teardown(rc);
-	rc->inflight = 0;
 	rc->state = MSGA__R_FAILED;
 	rc->since_ns = msga__now_ns();
+	rc->broke_ns = rc->since_ns;
 }
 
 /*
@@ -219,8 +216,7 @@ static struct msga__rconn **rconn_slot(struct msga_sub *sub)
 
 		if (!rc)
 			return &sub->ud.rconns[i];
-		for (uint32_t j = 0; j < MSGA__UD_READ_BATCHES; j++)
-			idle &= !rc->b[j].busy;
+		idle = !rc->sched.inflight && !rc->sched.nreg;
 		if (idle && (!pick || rc->used_ns < (*pick)->used_ns))
 			pick = &sub->ud.rconns[i];
 	}
@@ -229,6 +225,23 @@ static struct msga__rconn **rconn_slot(struct msga_sub *sub)
 		*pick = NULL;
 	}
 	return pick;
+}
+
+/*
+ * The READ schedule of a connection: chunks no larger than the landing
+ * slot; successive chunks overlap by the largest record, so that one the
+ * chunk's end cuts lies whole in the next.
+ */
+static int sched_init(struct msga__rsched *sched)
+{
+	struct msga__rsched_cfg cfg = {
+		.chunk_max = MSGA__UD_READ_MAX,
+		.overlap = msga__retain_rec_size(MSGA_FRAG_MAX),
+		.max_inflight = MSGA__UD_READ_BATCHES,
+		.max_regions = MSGA__UD_READ_REGIONS,
+	};
+
+	return msga__rsched_init(sched, &cfg);
 }
 
 /* A datagram of origin announces a READ endpoint: connect, once. */
@@ -255,6 +268,10 @@ static void rconn_want(struct msga__udep *ep, uint64_t origin, uint16_t port)
 		rc = calloc(1, sizeof(*rc));
 		if (!rc)
 			return;
+		if (sched_init(&rc->sched)) {
+			free(rc);
+			return;
+		}
 		rc->sub = sub;
 		rc->origin = origin;
 		msga__ep_add(sub->ctx, &rc->eng, &rconn_ops, 1);
@@ -333,6 +350,14 @@ static void rconn_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
 		}
 		rc->rkey = offer.rkey;
 		rc->cap = offer.cap;
+		/* (a chunk never holds more than the ring) */
+		if (rc->cap < rc->sched.cfg.chunk_max) {
+			if (rc->cap <= rc->sched.cfg.overlap) {
+				rconn_fail(rc); /* too small to read: NAK */
+				return;
+			}
+			rc->sched.cfg.chunk_max = rc->cap & ~7ull;
+		}
 		rc->state = MSGA__R_READY;
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -349,26 +374,13 @@ static void rconn_on_cm(struct msga__ep *e, const struct rdma_cm_event *ev)
 	}
 }
 
-/* The span of s's ring that holds [seq, seq + count), or NULL. */
-static const struct msga__rspan *span_of(const struct msga__rstream *rs,
-					 uint64_t seq, uint64_t count)
+/* Post the READs of chunk id, [lo, hi): the bytes (one or two pieces
+ * where the ring wraps), then, fenced, the ring's head. */
+static int post_chunk(struct msga__rconn *rc, uint32_t id, uint64_t lo,
+		      uint64_t hi)
 {
-	for (uint32_t i = 0; i < MSGA__UD_READ_SPANS; i++) {
-		const struct msga__rspan *sp = &rs->spans[i];
-
-		if (sp->hi && sp->first <= seq && seq - sp->first < 1 +
-		    sp->last - sp->first && count - 1 <= sp->last - seq)
-			return sp;
-	}
-	return NULL;
-}
-
-/* Post the READs of batch i: the span (one or two pieces), then head. */
-static int post_batch(struct msga__rconn *rc, uint32_t i)
-{
-	struct msga__rbatch *b = &rc->b[i];
-	char *land = rc->land + (size_t)i * LAND_SLOT;
-	uint64_t off = b->lo % rc->cap, n = b->hi - b->lo;
+	char *land = rc->land + (size_t)id * LAND_SLOT;
+	uint64_t off = lo % rc->cap, n = hi - lo;
 	uint64_t first = n < rc->cap - off ? n : rc->cap - off;
 	struct ibv_sge sge[3] = {
 		{ (uintptr_t)land, (uint32_t)first, rc->land_mr->lkey },
@@ -389,13 +401,13 @@ static int post_batch(struct msga__rconn *rc, uint32_t i)
 		wr[k].wr.rdma.remote_addr = MSGA__RETAIN_CTRL;
 		k++;
 	}
-	/* after the span's READs have completed (fence): the head then */
+	/* after the chunk's READs have completed (fence): the head then */
 	wr[k].sg_list = &sge[2];
 	wr[k].wr.rdma.remote_addr = offsetof(struct msga__retain_ctrl, head);
 	wr[k].send_flags = IBV_SEND_FENCE | IBV_SEND_SIGNALED;
 	k++;
 	for (uint32_t j = 0; j < k; j++) {
-		wr[j].wr_id = i;
+		wr[j].wr_id = id;
 		wr[j].opcode = IBV_WR_RDMA_READ;
 		wr[j].num_sge = 1;
 		wr[j].wr.rdma.rkey = rc->rkey;
@@ -404,109 +416,182 @@ static int post_batch(struct msga__rconn *rc, uint32_t i)
 	return ibv_post_send(rc->id->qp, wr, &bad) ? -EIO : 0;
 }
 
-/*
- * Repair [seq, seq + count) of stream s (index idx) by READ: 0 if a READ
- * went out, or -errno and the caller NAKs.
- */
-int msga__mread_request(struct msga_sub *sub, struct msga__ustream *s,
-			uint32_t idx, uint64_t seq, uint64_t count)
+/* As many chunks out as the schedule has and the connection allows. */
+static void pump(struct msga__rconn *rc)
 {
-	struct msga__rconn *rc;
-	const struct msga__rspan *sp;
-	struct msga__rbatch *b = NULL;
-	uint32_t i;
+	uint64_t lo, hi;
+	uint32_t id;
 
-	if (!sub->ud.rstreams || (sub->flags & MSGA_SUB_REPAIR_BY_NAK))
-		return -EOPNOTSUPP;
+	while (rc->state == MSGA__R_READY &&
+	       msga__rsched_next(&rc->sched, &id, &lo, &hi)) {
+		if (post_chunk(rc, id, lo, hi)) {
+			rconn_fail(rc);
+			return;
+		}
+		rc->used_ns = msga__now_ns();
+		rc->sub->ud.st.reads++;
+	}
+}
+
+/*
+ * Whether READ is still to look for number seq of stream s (index idx):
+ * its span was scheduled, and the schedule has not yet walked past it,
+ * and READ has dropped nothing lately. Then its NAK waits (1).
+ */
+int msga__mread_covers(struct msga_sub *sub, const struct msga__ustream *s,
+		       uint32_t idx, uint64_t seq, uint64_t now_ns)
+{
+	const struct msga__rstream *rs;
+	struct msga__rconn *rc;
+
+	if (!sub->ud.rstreams || (sub->flags & MSGA_SUB_REPAIR_BY_NAK) ||
+	    idx >= MSGA__UD_STREAMS_ALL)
+		return 0;
+	rs = &sub->ud.rstreams[idx];
+	if (!rs->read_last || seq > rs->read_last)
+		return 0;
 	rc = rconn_find(sub, s->origin);
-	if (!rc || rc->state != MSGA__R_READY)
-		return -ENOTCONN;
-	sp = span_of(&sub->ud.rstreams[idx], seq, count);
-	for (i = 0; i < MSGA__UD_READ_BATCHES && !b; i++)
-		if (!rc->b[i].busy)
-			b = &rc->b[i];
-	if (!sp || !b || sp->hi - sp->lo > MSGA__UD_READ_MAX ||
-	    sp->hi - sp->lo > rc->cap) {
-		sub->ud.st.read_fallbacks++;
-		return -ENOSPC;
+	if (!rc || rc->state != MSGA__R_READY ||
+	    (rc->broke_ns && !msga__time_reached(now_ns, rc->broke_ns +
+					      2 * MSGA__UD_NAK_RETRY_NS)))
+		return 0;
+	return msga__rsched_low(&rc->sched) < rs->read_hi;
+}
+
+static int topic_cmp(const void *a, const void *b)
+{
+	const struct msga__rtopic *x = a, *y = b;
+
+	return x->topic_id < y->topic_id ? -1 : x->topic_id > y->topic_id;
+}
+
+/*
+ * Our streams of rc's publisher now, by its topic ids, for a chunk's
+ * walk (a stream may have come or gone since the last).
+ */
+static int topics_load(struct msga__rconn *rc)
+{
+	struct msga_sub *sub = rc->sub;
+
+	if (!rc->topics) {
+		rc->topics = calloc(MSGA__UD_STREAMS_ALL, sizeof(*rc->topics));
+		if (!rc->topics)
+			return -ENOMEM;
 	}
-	i = (uint32_t)(b - rc->b);
-	*b = (struct msga__rbatch){ .busy = 1, .idx = idx, .origin = s->origin,
-				    .seq = seq, .count = count, .lo = sp->lo,
-				    .hi = sp->hi };
-	rc->inflight++;
-	if (post_batch(rc, i)) {
-		b->busy = 0;
-		rc->inflight--;
-		rconn_fail(rc);
-		sub->ud.st.read_fallbacks++;
-		return -EIO;
+	rc->ntopics = 0;
+	for (uint32_t i = 0; i < sub->ud.streams.top && i < MSGA__UD_STREAMS_ALL;
+	     i++) {
+		const struct msga__ustream *s = &sub->ud.streams.streams[i];
+		struct msga__udep *ep;
+
+		if (!s->used || !s->repaired || s->origin != rc->origin ||
+		    !sub->ud.rstreams[i].top)
+			continue;
+		ep = sub->ud.up->mship(sub, s->conn_id);
+		if (!ep || msga__udep_dead(ep))
+			continue;
+		rc->topics[rc->ntopics++] = (struct msga__rtopic){
+			.topic_id = sub->ud.rstreams[i].topic_id, .idx = i,
+			.ep = ep };
 	}
-	rc->used_ns = msga__now_ns();
-	s->reads++;
-	sub->ud.st.reads++;
+	qsort(rc->topics, rc->ntopics, sizeof(*rc->topics), topic_cmp);
 	return 0;
 }
 
-struct found_ctx {
+static struct msga__rtopic *topic_find(struct msga__rconn *rc, uint32_t id)
+{
+	struct msga__rtopic key = { .topic_id = id };
+
+	return bsearch(&key, rc->topics, rc->ntopics, sizeof(*rc->topics),
+		       topic_cmp);
+}
+
+struct walk_ctx {
 	struct msga__rconn *rc;
-	struct msga__rbatch *b;
-	struct msga__ustream *s;
-	struct msga__udep *ep;
-	uint32_t topic_id;
 	uint64_t now_ns;
 };
 
-/* A record of the span: one of the numbers asked for is delivered. */
+/*
+ * A record of the chunk: the peer's bytes, checked by the walk. Handed
+ * on if its topic is one of our streams of that publisher and its number
+ * is still missing there (the rest of a chunk is other topics', or what
+ * arrived meanwhile).
+ */
 static int on_record(void *arg, const struct msga__rscan_rec *rec)
 {
-	struct found_ctx *f = arg;
-	struct msga__rbatch *b = f->b;
-	struct msga_sub *sub = f->rc->sub;
+	struct walk_ctx *w = arg;
+	struct msga_sub *sub = w->rc->sub;
+	struct msga__rtopic *t = topic_find(w->rc, rec->topic_id);
+	struct msga__ustream *s;
 
-	if (rec->topic_id != f->topic_id || rec->seq < b->seq ||
-	    rec->seq - b->seq >= b->count)
-		return 0; /* another topic's, or not asked for */
-	b->found++;
-	sub->ud.up->repaired(f->ep, f->s, rec->seq, rec->data, rec->len,
-			     f->now_ns);
-	/* a callback may have ended the membership or the subscriber */
-	return msga__udep_dead(f->ep) || sub->dead || !f->s->used ? 1 : 0;
+	if (!t || !t->ep ||
+	    !msga__repair_missing(&sub->ud.repair, t->idx, rec->seq))
+		return 0;
+	s = &sub->ud.streams.streams[t->idx];
+	t->took = 1;
+	sub->ud.up->repaired(t->ep, s, rec->seq, rec->data, rec->len,
+			     w->now_ns);
+	if (sub->dead)
+		return 1;
+	/* a callback may have ended the membership or the stream */
+	if (msga__udep_dead(t->ep) || !s->used || !s->repaired)
+		t->ep = NULL;
+	return 0;
 }
 
-/* Batch i came back: check it was not torn, then take its records. */
-static void batch_done(struct msga__rconn *rc, uint32_t i, uint64_t now_ns)
+/* The chunk lost its region, or could not be walked: NAKs take over. */
+static void chunk_drop(struct msga__rconn *rc, uint32_t id, uint64_t now_ns)
 {
-	struct msga_sub *sub = rc->sub;
-	struct msga__rbatch *b = &rc->b[i];
-	const char *land = rc->land + (size_t)i * LAND_SLOT;
-	struct msga__ustream *s = &sub->ud.streams.streams[b->idx];
-	struct found_ctx f = { .rc = rc, .b = b, .s = s, .now_ns = now_ns };
-	uint64_t head;
+	msga__rsched_fail(&rc->sched, id);
+	rc->sub->ud.st.read_fallbacks++;
+	rc->broke_ns = now_ns;
+}
+
+/*
+ * Chunk id came back: not torn (the head read after it is not past where
+ * its walk begins), then its records, from where the walk of the chunk
+ * before stopped; then the next chunks out.
+ */
+static void chunk_done(struct msga__rconn *rc, uint32_t id, uint64_t now_ns)
+{
+	const struct msga__rsched_chunk *c = &rc->sched.ch[id];
+	const char *land = rc->land + (size_t)id * LAND_SLOT;
+	struct walk_ctx w = { .rc = rc, .now_ns = now_ns };
+	uint64_t head, from = 0, stopped, lo = c->lo, hi = c->hi;
 	int ret;
 
-	if (b->idx >= sub->ud.streams.top || !s->used || !s->repaired ||
-	    s->origin != b->origin) {
-		b->busy = 0; /* the stream went meanwhile */
-		return;
-	}
-	f.ep = sub->ud.up->mship(sub, s->conn_id);
-	f.topic_id = sub->ud.rstreams[b->idx].topic_id;
 	memcpy(&head, land + MSGA__UD_READ_MAX, sizeof(head));
-	if (!f.ep || head > b->lo) {
-		batch_to_nak(rc, b); /* may be torn: the publisher decides */
-		return;
+	ret = msga__rsched_walk_from(&rc->sched, id, &from);
+	if (!ret && head > from) {
+		/*
+		 * Written over while read: what lies above the head is
+		 * read again from there; what lies below is gone, and
+		 * NAKs, answered LOST, say so.
+		 */
+		msga__rsched_retained(&rc->sched, head);
+		ret = -ESPIPE;
 	}
-	ret = msga__retain_scan(land, b->lo, b->hi, rc->cap, MSGA_FRAG_MAX,
-				on_record, &f);
-	b->busy = 0;
-	if (ret == 1)
-		return; /* stopped by a callback */
-	if (b->found < b->count) {
-		/* what the span did not hold (or a bad record hid): NAK */
-		sub->ud.st.read_fallbacks++;
-		sub->ud.up->nak(sub, s, b->seq, b->count);
+	if (!ret)
+		ret = topics_load(rc);
+	if (ret == -ENOENT) {
+		msga__rsched_fail(&rc->sched, id); /* its region went */
+	} else if (ret) {
+		chunk_drop(rc, id, now_ns);
+	} else {
+		ret = msga__retain_walk(land, lo, from, hi, rc->cap,
+					MSGA_FRAG_MAX, on_record, &w, &stopped);
+		if (ret == 1)
+			return; /* the subscriber is closing */
+		if (ret || msga__rsched_done(&rc->sched, id, stopped) < 0)
+			chunk_drop(rc, id, now_ns);
+		for (uint32_t i = 0; i < rc->ntopics; i++)
+			if (rc->topics[i].took)
+				rc->sub->ud.streams.streams[rc->topics[i].idx]
+					.reads++;
 	}
+	/* what the publisher no longer holds is not read: NAK says LOST */
+	msga__rsched_retained(&rc->sched, head);
+	pump(rc);
 }
 
 static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
@@ -516,7 +601,7 @@ static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
 	int n, done = 0;
 
 	/* (nothing to poll while no READ is out: most polls) */
-	if (!rc->inflight || !rc->cq || rc->state != MSGA__R_READY)
+	if (!rc->sched.inflight || !rc->cq || rc->state != MSGA__R_READY)
 		return 0;
 	while (done < budget && rc->cq &&
 	       (n = msga__cq_drain(rc->cq, &rc->armed, rc->sub->ctx->evmode,
@@ -530,8 +615,8 @@ static int rconn_poll(struct msga__ep *e, int budget, uint64_t *now)
 				rconn_fail(rc); /* the QP is in error */
 				break;
 			}
-			rc->inflight--; /* (only a batch's last is signaled) */
-			batch_done(rc, (uint32_t)wc[k].wr_id, *now);
+			/* (only a chunk's last READ is signaled) */
+			chunk_done(rc, (uint32_t)wc[k].wr_id, *now);
 			if (rc->sub->dead)
 				return done + n;
 		}
@@ -582,6 +667,30 @@ static void rconn_destroy(struct msga__ep *e)
 }
 
 /*
+ * Ring positions [lo, hi) of origin's ring hold the numbers of rs up to
+ * last that are missing: to the READ schedule, the oldest first. (The
+ * positions are the peer's word: what they do not hold, the walk finds
+ * torn or not valid.)
+ */
+static void schedule(struct msga_sub *sub, struct msga__rstream *rs,
+		     uint64_t origin, uint64_t lo, uint64_t hi, uint64_t last)
+{
+	struct msga__rconn *rc = rconn_find(sub, origin);
+
+	/*
+	 * (A span longer than the ring starts below what it still holds:
+	 * the first chunk finds the head past it and starts again there.)
+	 */
+	if (!rc || rc->state != MSGA__R_READY || lo % 8 || hi % 8)
+		return; /* no READ: the gap is NAKed */
+	if (msga__rsched_add(&rc->sched, lo, hi))
+		return;
+	rs->read_last = last;
+	rs->read_hi = hi;
+	pump(rc);
+}
+
+/*
  * A live datagram of a repaired stream with RPOS: where its record lies
  * (or, a heartbeat, where the ring ends), so that a gap it shows comes
  * with its span; and its publisher's READ endpoint, to connect to.
@@ -610,17 +719,11 @@ void msga__mread_note(struct msga__udep *ep, struct msga__ustream *s,
 	end = h->type != MSGA__UDW_DATA ? h->rpos :
 	      h->msg_len <= MSGA_FRAG_MAX ?
 	      h->rpos + msga__retain_rec_size(h->msg_len) : h->rpos;
-	if (rs->top && rs->topic_id == h->topic_id && h->rpos >= rs->end &&
-	    (h->seq > rs->top + 1 || h->type != MSGA__UDW_DATA)) {
+	if (rs->top && rs->topic_id == h->topic_id && h->rpos > rs->end &&
+	    (h->seq > rs->top + 1 || h->type != MSGA__UDW_DATA))
 		/* the numbers after top and before this one lie here */
-		struct msga__rspan *sp = &rs->spans[rs->next_span++ %
-						     MSGA__UD_READ_SPANS];
-
-		sp->first = rs->top + 1;
-		sp->last = h->type == MSGA__UDW_DATA ? h->seq - 1 : h->seq;
-		sp->lo = rs->end;
-		sp->hi = h->rpos;
-	}
+		schedule(sub, rs, h->origin, rs->end, h->rpos,
+			 h->type == MSGA__UDW_DATA ? h->seq - 1 : h->seq);
 	rs->top = h->seq;
 	rs->end = end;
 	rs->topic_id = h->topic_id;

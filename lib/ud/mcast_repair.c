@@ -9,12 +9,18 @@
  * is asked for again with a NAK to the publisher's queue pair, every gap
  * known at once, after a random wait so that subscribers missing the same
  * datagram do not all ask (one resend to the group serves them all), then
- * again every MSGA__UD_NAK_RETRY_NS. Later messages wait, copied, until
- * the gap is filled; when the publisher answers LOST, or the gap outlives
- * msga_sub_attr.recovery_ms, or the held copies pass recovery_bytes, the
- * range is given up: MSGA_EVENT_LOSS names it exactly, and delivery goes
- * on. The publisher's address comes from its datagrams' work completions
- * (the source QP and GRH), one address handle per publisher.
+ * again every MSGA__UD_NAK_RETRY_NS, unless READ is still to look for it
+ * (mcast_read.c). The NAKs due in one round are shared between the
+ * streams that have them, oldest numbers first, up to what the
+ * publisher resends in a round (MSGA__UD_NAK_BUDGET): a large loss on
+ * many streams is repaired on all of them at once, not one stream after
+ * another. Later messages wait, copied, until the gap is filled; when
+ * the publisher answers LOST, or the stream has repaired nothing for
+ * msga_sub_attr.recovery_ms (with MSGA_SUB_RECOVERY_BOUND: the gap is
+ * recovery_ms old), or the held copies pass recovery_bytes, the range is
+ * given up: MSGA_EVENT_LOSS names it exactly, and delivery goes on. The
+ * publisher's address comes from its datagrams' work completions (the
+ * source QP and GRH), one address handle per publisher.
  */
 #include <string.h>
 
@@ -27,7 +33,14 @@ int msga__mrep_init(struct msga_sub *sub)
 		.max_bytes = sub->ud.recovery_bytes,
 		.max_streams = MSGA__UD_STREAMS_ALL,
 		.max_gaps = MSGA__UD_REPAIR_GAPS,
-		.give_up_ns = sub->ud.recovery_ns,
+		/*
+		 * Given up for no progress, not for age (issue 35): a long
+		 * outage repaired at a steady pace is not lost while the
+		 * publisher still has it. The age bound only on request.
+		 */
+		.stall_ns = sub->ud.recovery_ns,
+		.give_up_ns = (sub->flags & MSGA_SUB_RECOVERY_BOUND) ?
+			      sub->ud.recovery_ns : UINT64_MAX,
 		.nak_delay_ns = MSGA__UD_NAK_DELAY_NS,
 		.nak_retry_ns = MSGA__UD_NAK_RETRY_NS,
 		.seed = (uint32_t)msga__now_ns() ^ (uint32_t)(uintptr_t)sub,
@@ -40,8 +53,15 @@ int msga__mrep_init(struct msga_sub *sub)
 	if (cfg.out_of_order)
 		cfg.max_bytes = 64; /* nothing is held: no pool (repair.h) */
 	sub->ud.nakdst = calloc(MSGA__UD_NAKDST_MAX, sizeof(*sub->ud.nakdst));
-	if (!sub->ud.nakdst)
+	sub->ud.nak_due = calloc(MSGA__UD_NAK_ROUND_MAX,
+				 sizeof(*sub->ud.nak_due));
+	if (!sub->ud.nakdst || !sub->ud.nak_due) {
+		free(sub->ud.nakdst);
+		free(sub->ud.nak_due);
+		sub->ud.nakdst = NULL;
+		sub->ud.nak_due = NULL;
 		return -ENOMEM;
+	}
 	ret = msga__repair_init(&sub->ud.repair, &cfg);
 	if (!ret)
 		ret = msga__mread_init(sub); /* repair by READ (mcast_read.c) */
@@ -50,7 +70,9 @@ int msga__mrep_init(struct msga_sub *sub)
 		if (sub->ud.repair.streams)
 			msga__repair_fini(&sub->ud.repair);
 		free(sub->ud.nakdst);
+		free(sub->ud.nak_due);
 		sub->ud.nakdst = NULL;
+		sub->ud.nak_due = NULL;
 		return ret;
 	}
 	sub->ud.repair_on = 1;
@@ -64,7 +86,9 @@ void msga__mrep_fini(struct msga_sub *sub)
 		if (sub->ud.nakdst[i].g.ah)
 			ibv_destroy_ah(sub->ud.nakdst[i].g.ah);
 	free(sub->ud.nakdst);
+	free(sub->ud.nak_due);
 	sub->ud.nakdst = NULL;
+	sub->ud.nak_due = NULL;
 	if (sub->ud.repair_on)
 		msga__repair_fini(&sub->ud.repair);
 	sub->ud.repair_on = 0;
@@ -357,15 +381,82 @@ void msga__mrep_nak(struct msga_sub *sub, struct msga__ustream *s,
 	}
 }
 
+/* A range's NAK is due: kept for the round's share (nak_round). */
 static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
 {
 	struct msga_sub *sub = arg;
 	struct msga__ustream *s = &sub->ud.streams.streams[idx];
 
-	/* by READ where it can serve (mcast_read.c), else by NAK */
-	if (idx < sub->ud.streams.top && s->used && s->repaired && s->nak_ok &&
-	    msga__mread_request(sub, s, idx, seq, count))
-		msga__mrep_nak(sub, s, seq, count);
+	if (idx >= sub->ud.streams.top || !s->used || !s->repaired ||
+	    !s->nak_ok || sub->ud.nak_ndue >= MSGA__UD_NAK_ROUND_MAX)
+		return; /* (more than a round holds: asked at the next) */
+	sub->ud.nak_due[sub->ud.nak_ndue++] = (struct msga__nak_due){
+		.idx = idx, .seq = seq, .count = count };
+}
+
+/*
+ * The NAKs of one publisher's streams due this round, from due[i] on
+ * (done[] marks what is taken): each stream gets a fair share of
+ * MSGA__UD_NAK_BUDGET numbers (msga__rsched_share), spent on its ranges
+ * in order, the oldest numbers first. A range READ is still to serve
+ * waits for it.
+ */
+static void nak_publisher(struct msga_sub *sub, uint32_t first, uint8_t *done,
+			  uint64_t now_ns)
+{
+	const struct msga__nak_due *due = sub->ud.nak_due;
+	uint64_t origin = sub->ud.streams.streams[due[first].idx].origin;
+	uint64_t want[MSGA__UD_NAK_ROUND_MAX], grant[MSGA__UD_NAK_ROUND_MAX];
+	uint32_t streams[MSGA__UD_NAK_ROUND_MAX], of[MSGA__UD_NAK_ROUND_MAX];
+	uint32_t n = 0;
+
+	for (uint32_t i = first; i < sub->ud.nak_ndue; i++)
+		of[i] = UINT32_MAX; /* not this publisher's, or not NAKed */
+	for (uint32_t i = first; i < sub->ud.nak_ndue; i++) {
+		const struct msga__ustream *s =
+			&sub->ud.streams.streams[due[i].idx];
+		uint32_t j = 0;
+
+		if (done[i] || s->origin != origin)
+			continue;
+		done[i] = 1;
+		if (msga__mread_covers(sub, s, due[i].idx, due[i].seq, now_ns))
+			continue; /* READ is on its way there */
+		while (j < n && streams[j] != due[i].idx)
+			j++;
+		if (j == n) {
+			streams[n] = due[i].idx;
+			want[n++] = 0;
+		}
+		want[j] += due[i].count;
+		of[i] = j;
+	}
+	if (!n ||
+	    msga__rsched_share(n, want, MSGA__UD_NAK_BUDGET,
+			       sub->ud.nak_turn++ % n, grant) < 0)
+		return;
+	for (uint32_t i = first; i < sub->ud.nak_ndue; i++) {
+		uint64_t c;
+
+		if (!done[i] || of[i] >= n || !grant[of[i]])
+			continue;
+		c = due[i].count < grant[of[i]] ? due[i].count : grant[of[i]];
+		grant[of[i]] -= c;
+		of[i] = UINT32_MAX;
+		msga__mrep_nak(sub, &sub->ud.streams.streams[due[i].idx],
+			       due[i].seq, c);
+	}
+}
+
+/* The round's NAKs, publisher by publisher. */
+static void nak_round(struct msga_sub *sub, uint64_t now_ns)
+{
+	uint8_t done[MSGA__UD_NAK_ROUND_MAX] = { 0 };
+
+	for (uint32_t i = 0; i < sub->ud.nak_ndue; i++)
+		if (!done[i])
+			nak_publisher(sub, i, done, now_ns);
+	sub->ud.nak_ndue = 0;
 }
 
 /*
@@ -379,7 +470,9 @@ uint64_t msga__mrep_tick(struct msga_sub *sub, uint64_t now_ns)
 
 	if (!sub->ud.repair_on)
 		return UINT64_MAX;
+	sub->ud.nak_ndue = 0;
 	next = msga__repair_tick(&sub->ud.repair, now_ns, on_nak_due, sub);
+	nak_round(sub, now_ns);
 	/* (bounded: a callback that stops a drain early must not spin us) */
 	while (rounds++ < 2 * MSGA__UD_STREAMS_ALL &&
 	       msga__repair_next_ready(&sub->ud.repair, &idx)) {

@@ -167,6 +167,7 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 		       struct msga__mgroup *to, uint64_t now_ns)
 {
 	uint64_t from = h->seq, end = h->seq + h->msg_len, lost_from = 0, s;
+	uint64_t oldest, newest;
 	struct msga__topic *t;
 	int id;
 
@@ -178,6 +179,22 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 	t = &pub->topics[id];
 	if (t->seq < end - 1)
 		end = t->seq + 1;
+	/*
+	 * What is no longer kept from the NAK's start on is named in one
+	 * LOST, as far as one may name, however few numbers the NAK asked
+	 * for: subscribers share their NAKs out in small parts
+	 * (mcast_repair.c), and a loss should reach them as one event.
+	 */
+	if (msga__retain_range(&pub->ud.retain, (uint32_t)id, &oldest,
+			       &newest) <= 0)
+		oldest = t->seq + 1;
+	if (from < oldest && from <= t->seq) {
+		uint64_t n = oldest - from < MSGA__UDW_RANGE_MAX ?
+			     oldest - from : MSGA__UDW_RANGE_MAX;
+
+		post_lost(pub, (uint32_t)id, from, n, now_ns);
+		from += n;
+	}
 	if (!msga__time_reached(now_ns, t->retx_at_ns +
 				MSGA__UD_RETX_HOLDOFF_NS) &&
 	    from >= t->retx_lo && from < t->retx_hi)

@@ -96,6 +96,10 @@ struct msga__sub_ud {
 	int repair_on;                 /* repair is set up */
 	struct msga__repair repair;
 	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */
+	/* one round's NAKs, to be shared (mcast_repair.c) */
+	struct msga__nak_due *nak_due;  /* MSGA__UD_NAK_ROUND_MAX */
+	uint32_t nak_ndue;
+	uint32_t nak_turn;              /* rotates who gets the leftover */
 	struct msga__rstream *rstreams; /* ring positions, by stream */
 	struct msga__rconn **rconns;   /* READ repair: MSGA__UD_RCONN_MAX */
 };

@@ -135,7 +135,8 @@ static void do_complete(struct msga__rsched *s, struct model *m,
 		FUZZ_CHECK(s->nreg == nold);
 		return;
 	}
-	if (ret == -ESPIPE || (!whole && fuzz_u8(in) < 16)) {
+	if (ret == -ESPIPE || ret == -ENOENT ||
+	    (!whole && fuzz_u8(in) < 16)) {
 		FUZZ_CHECK(msga__rsched_fail(s, id) == 0);
 		fifo_drop(m, k);
 		settle_gone(m, old, nold, s);

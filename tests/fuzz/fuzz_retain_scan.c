@@ -13,6 +13,11 @@
  *    8-byte position above the one before, does not cross the ring's
  *    end, is at most max_len, and its header there names it;
  *  - the walk returns 0, -EBADMSG or what fn returned, when it stopped.
+ * Then the same copy as one chunk of a longer span (msga__retain_walk),
+ * from a position the input chooses: the same checks on the records,
+ * which begin at from; *stopped lies in [from, hi]; a walk that returns
+ * 0 short of hi stopped at a record that hi cuts; and a walk from lo
+ * agrees with the scan (0 at hi exactly when the scan returned 0).
  */
 #include <errno.h>
 #include <string.h>
@@ -78,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t how = fuzz_u8(&in);
 	uint8_t *copy;
 	size_t n;
-	int valid, ret;
+	int valid, ret, wret;
+	uint64_t from, stopped, k;
 
 	w.lo = fuzz_u64(&in);
 	if (how & 1) /* mostly aligned; at the top of the range now and then */
@@ -88,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	w.cap = choose_cap(&in);
 	w.max_len = how & 8 ? fuzz_u32(&in) : 4072;
 	w.stop_at = fuzz_u8(&in) % 8;
+	k = fuzz_u8(&in);
 	n = fuzz_left(&in);
 	if (how & 16)
 		n &= ~(size_t)7;
@@ -103,6 +110,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(ret == 1000 + (int)w.stop_at);
 	} else {
 		FUZZ_CHECK(ret == 0 || ret == -EBADMSG);
+	}
+	/* from lo: as the scan, but a record cut by hi is a stop, not bad */
+	w.n = 0;
+	w.any = 0;
+	wret = msga__retain_walk(copy, w.lo, w.lo, w.hi, w.cap, w.max_len,
+				 on_rec, &w, &stopped);
+	if (!valid) {
+		FUZZ_CHECK(wret == -EINVAL && !w.n);
+	} else if (!w.stop_at || w.n != w.stop_at) {
+		FUZZ_CHECK(wret == 0 || wret == -EBADMSG);
+		FUZZ_CHECK(stopped >= w.lo && stopped <= w.hi);
+		/* (a scan's 0 may end in an unused end past hi: a stop) */
+		FUZZ_CHECK(ret != 0 || wret == 0);
+		FUZZ_CHECK(!(wret == 0 && stopped == w.hi) || ret == 0);
+	}
+	/* from a later position, as the next chunk's walk would begin */
+	from = w.lo + 8 * (k % 16);
+	w.n = 0;
+	w.any = 0;
+	wret = msga__retain_walk(copy, w.lo, from, w.hi, w.cap, w.max_len,
+				 on_rec, &w, &stopped);
+	if (!valid || from > w.hi || from < w.lo) {
+		FUZZ_CHECK(wret == -EINVAL && !w.n);
+	} else {
+		FUZZ_CHECK(stopped >= from && stopped <= w.hi);
+		FUZZ_CHECK(!w.any || w.last >= from);
+		if (w.stop_at && w.n == w.stop_at)
+			FUZZ_CHECK(wret == 1000 + (int)w.stop_at);
+		else
+			FUZZ_CHECK(wret == 0 || wret == -EBADMSG);
 	}
 	free(copy);
 	return 0;
