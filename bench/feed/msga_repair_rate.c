@@ -24,7 +24,7 @@
  *
  * Prints one JSON line: the live rate, the gap (numbers S missed: its
  * recovered plus unrecoverable counts over the repair), the repair time
- * and rate, S's READs, NAKs and READ fallbacks, the others' p50/p99 in
+ * and rate (numbers recovered a second), S's READs, NAKs and READ fallbacks, the others' p50/p99 in
  * both runs, and where the thread's time went in the repair window
  * (messages sent, claims refused, ms in each context's poll and in
  * commits).
@@ -484,7 +484,8 @@ int main(int argc, char **argv)
 	       res.live_rate, (unsigned long long)res.stall_sent,
 	       (unsigned long long)res.gap, (unsigned long long)res.lost,
 	       res.repaired ? "true" : "false", res.repair_ms,
-	       res.repair_ms > 0 ? (double)res.gap * 1e3 / res.repair_ms : 0,
+	       res.repair_ms > 0 ?
+	       (double)(res.gap - res.lost) * 1e3 / res.repair_ms : 0,
 	       (unsigned long long)res.reads, (unsigned long long)res.naks,
 	       (unsigned long long)res.fallbacks,
 	       (unsigned long long)res.s_bad,

@@ -14,8 +14,8 @@
 #    stalled subscriber missed (its recovered + unrecoverable), of them
 #    unrecoverable (MSGA_EVENT_LOSS);
 #  - the repair time, from resume until every number sent before it was
-#    delivered or reported lost, the repair rate (gap / repair time) and
-#    its ratio to the live rate;
+#    delivered or reported lost, the repair rate (numbers repaired, the
+#    gap less the lost, / repair time) and its ratio to the live rate;
 #  - the READs and NAKs the subscriber used (and READ fallbacks);
 #  - the feed's own rate during the repair, against the live rate (the
 #    publisher is in the same thread, and shares its device and tx slots
@@ -97,14 +97,14 @@ jq -r '
     if .error then "| \(.stall_ms / 1000) s | \(.path) | run failed: \(.error | gsub("\n"; " ")) | | | | | | | |"
     else "| \(.stall_ms / 1000) s | \(.path) | \(.live_rate | f0) | \(.gap) (\(.lost) lost)"
       + " | \(if .repaired then (.repair_ms | f0) + " ms" else "not caught up in \(.repair_ms | f0) ms" end)"
-      + " | \(.repair_rate | f0) (\(ratio(.repair_rate; .live_rate))×)"
+      + " | \(((.gap - .lost) * 1000 / .repair_ms) | f0) (\(ratio((.gap - .lost) * 1000 / .repair_ms; .live_rate))×)"
       + " | \(.reads) / \(.naks) (\(.read_fallbacks) fallbacks)"
       + " | \(if .repair_window then ratio(.repair_window.sent * 1000 / .repair_ms; .live_rate) + "×" else "-" end)"
       + " | \(ratio(.others.p50_us; .control.p50_us)) (\(.others.p50_us | f0) / \(.control.p50_us | f0) µs)"
       + " | \(ratio(.others.p99_us; .control.p99_us)) (\(.others.p99_us | f0) / \(.control.p99_us | f0) µs)"
       + "\(if .ok then "" else " (order errors \(.order_errors))" end) |" end;
   "rxe0, a MSGA_PUB_RELIABLE 3-topic feed of 64 B messages at full rate, one subscriber stalled, two others polled, one thread (\(.date); peer timeout \(.peer_timeout_ms) ms):\n",
-  "| stall | path | live rate msg/s | gap: missed (of them lost) | resume → all repaired | repair rate msg/s (× live) | READs / NAKs | feed during repair (× live) | others p50 stall/control (µs) | others p99 stall/control (µs) |",
+  "| stall | path | live rate msg/s | gap: missed (of them lost) | resume → all repaired | repair rate: repaired msg/s (× live) | READs / NAKs | feed during repair (× live) | others p50 stall/control (µs) | others p99 stall/control (µs) |",
   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   (.runs[] | row)
 ' "$out/repair_rate.json" | tee "$out/repair_rate.md"
