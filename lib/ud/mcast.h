@@ -91,14 +91,12 @@
 /*
  * NAKs due in one round (mcast_repair.c) are shared between the streams
  * that have them (repair_sched.h, msga__rsched_share): at most
- * NAK_ROUND_MAX ranges a round (more wait for the next), and NAK_BUDGET
- * numbers per publisher a round: what its resend budget serves in one
- * NAK_RETRY (RETX_BUDGET datagrams per RETX_WINDOW), so that what is
- * asked for is sent, not dropped by the publisher in arrival order.
+ * NAK_ROUND_MAX ranges a round (more wait for the next), within a
+ * window paced by what comes back, from NAK_WINDOW_MIN numbers per
+ * NAK_RETRY up to RETX_BUDGET (what a publisher resends in one window).
  */
 #define MSGA__UD_NAK_ROUND_MAX 256u
-#define MSGA__UD_NAK_BUDGET (MSGA__UD_RETX_BUDGET * \
-			     (MSGA__UD_NAK_RETRY_NS / MSGA__UD_RETX_WINDOW_NS))
+#define MSGA__UD_NAK_WINDOW_MIN 16u
 /*
  * Repair by RDMA READ. Publisher (mcast_serve.c): subscribers it serves
  * at once, and how long one may take to finish connecting. Subscriber

@@ -11,10 +11,10 @@
  * datagram do not all ask (one resend to the group serves them all), then
  * again every MSGA__UD_NAK_RETRY_NS, unless READ is still to look for it
  * (mcast_read.c). The NAKs due in one round are shared between the
- * streams that have them, oldest numbers first, up to what the
- * publisher resends in a round (MSGA__UD_NAK_BUDGET): a large loss on
+ * streams that have them, oldest numbers first, within a window paced by
+ * how much of what was asked came back (nak_allowance): a large loss on
  * many streams is repaired on all of them at once, not one stream after
- * another. Later messages wait, copied, until the gap is filled; when
+ * another, and no faster than our receive ring takes the resends. Later messages wait, copied, until the gap is filled; when
  * the publisher answers LOST, or the stream has repaired nothing for
  * msga_sub_attr.recovery_ms (with MSGA_SUB_RECOVERY_BOUND: the gap is
  * recovery_ms old), or the held copies pass recovery_bytes, the range is
@@ -395,31 +395,76 @@ static void on_nak_due(void *arg, uint32_t idx, uint64_t seq, uint64_t count)
 }
 
 /*
- * The NAKs of one publisher's streams due this round, from due[i] on
- * (done[] marks what is taken): each stream gets a fair share of
- * MSGA__UD_NAK_BUDGET numbers (msga__rsched_share), spent on its ranges
- * in order, the oldest numbers first. A range READ is still to serve
- * waits for it.
+ * How many numbers this subscriber may NAK now. What a NAK asks for
+ * comes back as datagrams into our receive ring, beside the live stream,
+ * and what the ring cannot take is lost again and asked again: so the
+ * NAKs are paced by what comes back. The window (numbers per
+ * MSGA__UD_NAK_RETRY_NS) halves when less than half of what was NAKed
+ * in the last period was recovered, and grows by a step when most was;
+ * it stays between MSGA__UD_NAK_WINDOW_MIN and the publisher's resend
+ * budget for one window (more is dropped there). Tokens accrue at the
+ * window's rate, at most one window's worth.
  */
-static void nak_publisher(struct msga_sub *sub, uint32_t first, uint8_t *done,
-			  uint64_t now_ns)
+static uint64_t nak_allowance(struct msga_sub *sub, uint64_t now_ns)
+{
+	struct msga__sub_ud *u = &sub->ud;
+	uint64_t elapsed = now_ns - u->nak_refill_ns;
+
+	if (!u->nak_window) { /* the first round */
+		u->nak_window = MSGA__UD_NAK_WINDOW_MIN * 4;
+		u->nak_tokens = u->nak_window;
+		u->nak_period_ns = now_ns;
+		u->nak_refill_ns = now_ns;
+		u->nak_recovered0 = u->st.recovered;
+	}
+	if (msga__time_reached(now_ns, u->nak_period_ns +
+				       MSGA__UD_NAK_RETRY_NS)) {
+		uint64_t got = u->st.recovered - u->nak_recovered0;
+
+		if (u->nak_asked && 2 * got < u->nak_asked)
+			u->nak_window /= 2;
+		else if (u->nak_asked * 2 >= u->nak_window)
+			u->nak_window += MSGA__UD_NAK_WINDOW_MIN;
+		if (u->nak_window < MSGA__UD_NAK_WINDOW_MIN)
+			u->nak_window = MSGA__UD_NAK_WINDOW_MIN;
+		if (u->nak_window > MSGA__UD_RETX_BUDGET)
+			u->nak_window = MSGA__UD_RETX_BUDGET;
+		u->nak_period_ns = now_ns;
+		u->nak_recovered0 = u->st.recovered;
+		u->nak_asked = 0;
+	}
+	if (elapsed > MSGA__UD_NAK_RETRY_NS)
+		elapsed = MSGA__UD_NAK_RETRY_NS;
+	u->nak_tokens += u->nak_window * elapsed / MSGA__UD_NAK_RETRY_NS;
+	if (u->nak_tokens > u->nak_window)
+		u->nak_tokens = u->nak_window;
+	u->nak_refill_ns = now_ns;
+	return u->nak_tokens;
+}
+
+/*
+ * The round's NAKs: each stream with one due gets a fair share of the
+ * allowance (msga__rsched_share), spent on its ranges in order, the
+ * oldest numbers first; the streams go out in an order that rotates,
+ * so that when the publisher's budget or our send queue runs short it
+ * is not always the same stream's NAK that is dropped. A range READ is
+ * still to serve waits for it.
+ */
+static void nak_round(struct msga_sub *sub, uint64_t now_ns)
 {
 	const struct msga__nak_due *due = sub->ud.nak_due;
-	uint64_t origin = sub->ud.streams.streams[due[first].idx].origin;
 	uint64_t want[MSGA__UD_NAK_ROUND_MAX], grant[MSGA__UD_NAK_ROUND_MAX];
 	uint32_t streams[MSGA__UD_NAK_ROUND_MAX], of[MSGA__UD_NAK_ROUND_MAX];
-	uint32_t n = 0;
+	uint32_t n = 0, ndue = sub->ud.nak_ndue;
+	int64_t granted;
 
-	for (uint32_t i = first; i < sub->ud.nak_ndue; i++)
-		of[i] = UINT32_MAX; /* not this publisher's, or not NAKed */
-	for (uint32_t i = first; i < sub->ud.nak_ndue; i++) {
+	sub->ud.nak_ndue = 0;
+	for (uint32_t i = 0; i < ndue; i++) {
 		const struct msga__ustream *s =
 			&sub->ud.streams.streams[due[i].idx];
 		uint32_t j = 0;
 
-		if (done[i] || s->origin != origin)
-			continue;
-		done[i] = 1;
+		of[i] = UINT32_MAX;
 		if (msga__mread_covers(sub, s, due[i].idx, due[i].seq, now_ns))
 			continue; /* READ is on its way there */
 		while (j < n && streams[j] != due[i].idx)
@@ -431,32 +476,29 @@ static void nak_publisher(struct msga_sub *sub, uint32_t first, uint8_t *done,
 		want[j] += due[i].count;
 		of[i] = j;
 	}
-	if (!n ||
-	    msga__rsched_share(n, want, MSGA__UD_NAK_BUDGET,
-			       sub->ud.nak_turn++ % n, grant) < 0)
+	if (!n)
 		return;
-	for (uint32_t i = first; i < sub->ud.nak_ndue; i++) {
-		uint64_t c;
+	granted = msga__rsched_share(n, want, nak_allowance(sub, now_ns),
+				     sub->ud.nak_turn % n, grant);
+	if (granted <= 0)
+		return;
+	sub->ud.nak_tokens -= (uint64_t)granted;
+	sub->ud.nak_asked += (uint64_t)granted;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t j = (sub->ud.nak_turn + k) % n;
 
-		if (!done[i] || of[i] >= n || !grant[of[i]])
-			continue;
-		c = due[i].count < grant[of[i]] ? due[i].count : grant[of[i]];
-		grant[of[i]] -= c;
-		of[i] = UINT32_MAX;
-		msga__mrep_nak(sub, &sub->ud.streams.streams[due[i].idx],
-			       due[i].seq, c);
+		for (uint32_t i = 0; i < ndue && grant[j]; i++) {
+			uint64_t c;
+
+			if (of[i] != j)
+				continue;
+			c = due[i].count < grant[j] ? due[i].count : grant[j];
+			grant[j] -= c;
+			msga__mrep_nak(sub, &sub->ud.streams.streams[due[i].idx],
+				       due[i].seq, c);
+		}
 	}
-}
-
-/* The round's NAKs, publisher by publisher. */
-static void nak_round(struct msga_sub *sub, uint64_t now_ns)
-{
-	uint8_t done[MSGA__UD_NAK_ROUND_MAX] = { 0 };
-
-	for (uint32_t i = 0; i < sub->ud.nak_ndue; i++)
-		if (!done[i])
-			nak_publisher(sub, i, done, now_ns);
-	sub->ud.nak_ndue = 0;
+	sub->ud.nak_turn++;
 }
 
 /*

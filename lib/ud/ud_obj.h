@@ -99,7 +99,10 @@ struct msga__sub_ud {
 	/* one round's NAKs, to be shared (mcast_repair.c) */
 	struct msga__nak_due *nak_due;  /* MSGA__UD_NAK_ROUND_MAX */
 	uint32_t nak_ndue;
-	uint32_t nak_turn;              /* rotates who gets the leftover */
+	uint32_t nak_turn;              /* rotates who goes first */
+	/* NAK pacing: a window of numbers per NAK retry period, tokens */
+	uint64_t nak_window, nak_tokens, nak_refill_ns;
+	uint64_t nak_period_ns, nak_asked, nak_recovered0;
 	struct msga__rstream *rstreams; /* ring positions, by stream */
 	struct msga__rconn **rconns;   /* READ repair: MSGA__UD_RCONN_MAX */
 };
