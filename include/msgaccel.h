@@ -35,8 +35,8 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 8
-#define MSGA_VERSION_PATCH 1
+#define MSGA_VERSION_MINOR 9
+#define MSGA_VERSION_PATCH 0
 
 /**
  * The running library's version, "MAJOR.MINOR.PATCH" (MSGA_VERSION_MAJOR,

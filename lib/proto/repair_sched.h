@@ -62,18 +62,20 @@
  *    something within stall_ns; a latency bound (bound_ns, 0 none) still
  *    gives up at a fixed age for users who prefer it.
  *
- * lib/ud's wiring (mcast_read.c, mcast_repair.c): one schedule per
- * READ connection (mcast_read.c's rconn: chunk_max READ_MAX, overlap
- * msga__retain_rec_size(MSGA_FRAG_MAX), max_inflight READ_BATCHES);
- * msga__mread_note adds [end, rpos) of each gap instead of keeping 8
- * spans per stream; a free batch takes msga__rsched_next rather than
- * waiting for a range's NAK timer; batch_done walks from
- * msga__rsched_walk_from and hands each record to whichever stream of
- * that publisher its topic is (so retain_scan must say where it
- * stopped), a head past the chunk is msga__rsched_fail and
- * msga__rsched_retained; a range NAKs only what no region will read, its
- * count capped by msga__rsched_share over the streams due in the round;
- * repair.c runs with stall_ns = recovery_ms and give_up_ns the bound.
+ * lib/ud's wiring (0.9): one schedule per READ connection (mcast_read.c's
+ * rconn: chunk_max READ_MAX or the ring's size, overlap
+ * msga__retain_rec_size(MSGA_FRAG_MAX), max_inflight READ_BATCHES,
+ * max_regions READ_REGIONS). msga__mread_note adds [end, rpos) of each
+ * gap and pumps msga__rsched_next; a completed chunk is walked from
+ * msga__rsched_walk_from with msga__retain_walk, each record handed to
+ * whichever stream of that publisher its topic is, if repair.c says its
+ * number is missing (msga__repair_missing); a head past the walk's start
+ * is msga__rsched_retained (the region starts again at the head). A
+ * range due a NAK waits while msga__rsched_low is below the end of its
+ * stream's last scheduled span; the rest are NAKed with
+ * msga__rsched_share over the streams due in the round, within a window
+ * paced by what comes back (mcast_repair.c). repair.c runs with stall_ns
+ * = recovery_ms and give_up_ns the bound (MSGA_SUB_RECOVERY_BOUND).
  */
 #ifndef MSGA_REPAIR_SCHED_H
 #define MSGA_REPAIR_SCHED_H
