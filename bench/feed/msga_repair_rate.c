@@ -614,7 +614,7 @@ static double pct(struct samples *s, double p)
 }
 
 struct result {
-	double live_rate, repair_ms, window_ms;
+	double live_rate, repair_ms, window_ms, c_ms;
 	uint64_t gap, lost, reads, naks, fallbacks, stall_sent, s_bad;
 	uint64_t other_lost;
 	int repaired;
@@ -687,12 +687,15 @@ static void control_run(const struct opts *o, struct kid *kid,
 {
 	/* at least 200 ms of window, for samples enough for a p99 */
 	uint64_t win = res->window_ms < 200 ? 200 : (uint64_t)res->window_ms;
+	uint64_t t0;
 	struct run r;
 
 	run_up(&r, o, o->control_uri, kid);
 	feed_for(&r, (uint64_t)o->pre_ms + o->stall_ms);
 	r.window = 1;
+	t0 = now_ns();
 	res->c_sent = feed_for(&r, win);
+	res->c_ms = (double)(now_ns() - t0) / 1e6;
 	r.window = 0;
 	res->c_n = r.lat.n;
 	res->c_p50 = pct(&r.lat, 50);
@@ -777,7 +780,7 @@ int main(int argc, char **argv)
 	       "\"sent\":%llu,\"claims_refused\":%llu,\"ms_polling_pub\":%llu,"
 	       "\"ms_polling_others\":%llu,\"ms_committing\":%llu},"
 	       "\"others\":{\"n\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f},"
-	       "\"control\":{\"sent\":%llu,\"n\":%zu,\"p50_us\":%.1f,"
+	       "\"control\":{\"ms\":%.1f,\"sent\":%llu,\"n\":%zu,\"p50_us\":%.1f,"
 	       "\"p99_us\":%.1f,\"stalled_sub_recovered\":%llu,"
 	       "\"stalled_sub_lost\":%llu,\"order_errors\":%llu}}\n",
 	       ok ? "true" : "false", o.nak ? "nak" : "read", o.stall_ms,
@@ -795,7 +798,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)res.busy_ms[0],
 	       (unsigned long long)res.busy_ms[1],
 	       (unsigned long long)res.busy_ms[2], res.n, res.p50, res.p99,
-	       (unsigned long long)res.c_sent, res.c_n, res.c_p50, res.c_p99,
+	       res.c_ms, (unsigned long long)res.c_sent, res.c_n, res.c_p50, res.c_p99,
 	       (unsigned long long)res.c_final.recovered,
 	       (unsigned long long)res.c_final.unrecoverable,
 	       (unsigned long long)res.c_final.bad);

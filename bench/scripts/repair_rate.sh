@@ -20,7 +20,9 @@
 #    gap less the lost, / repair time) and its ratio to the live rate;
 #  - the READs and NAKs the subscriber used (and READ fallbacks);
 #  - the feed's own rate during the repair, against the live rate (the
-#    publisher serves the repair's resends and READs on the same device);
+#    publisher serves the repair's resends and READs on the same device),
+#    and against its rate in the control's window (the live rate is taken
+#    first, the control's window at the same point as the repair);
 #  - the other subscribers' delivery latency (publisher commit ->
 #    callback, one clock, one process) during the repair, p50 and p99, as
 #    a ratio to the control run's over a window of the same length at the
@@ -104,11 +106,12 @@ jq -r '
       + " | \(((.gap - .lost) * 1000 / .repair_ms) | f0) (\(ratio((.gap - .lost) * 1000 / .repair_ms; .live_rate))×)"
       + " | \(.reads) / \(.naks) (\(.read_fallbacks) fallbacks)"
       + " | \(if .repair_window then ratio(.repair_window.sent * 1000 / (.repair_window.ms // .repair_ms); .live_rate) + "×" else "-" end)"
+      + "\(if .repair_window.ms and .control.sent then " (" + ratio(.repair_window.sent / .repair_window.ms; .control.sent / (.control.ms // ([.repair_window.ms, 200] | max))) + "× control)" else "" end)"
       + " | \(ratio(.others.p50_us; .control.p50_us)) (\(.others.p50_us | f0) / \(.control.p50_us | f0) µs)"
       + " | \(ratio(.others.p99_us; .control.p99_us)) (\(.others.p99_us | f0) / \(.control.p99_us | f0) µs)"
       + "\(if .ok then "" else " (order errors \(.order_errors), control \(.control.order_errors // 0))" end) |" end;
   "rxe0, a MSGA_PUB_RELIABLE 3-topic feed of 64 B messages at full rate, one subscriber stalled in a process of its own, two others polled in the publisher thread (\(.date); \(.cpus // "?") CPUs in the VM; peer timeout \(.peer_timeout_ms) ms):\n",
-  "| stall | path | live rate msg/s | gap: missed (of them lost) | resume → all repaired | repair rate: repaired msg/s (× live) | READs / NAKs | feed during repair (× live) | others p50 stall/control (µs) | others p99 stall/control (µs) |",
+  "| stall | path | live rate msg/s | gap: missed (of them lost) | resume → all repaired | repair rate: repaired msg/s (× live) | READs / NAKs | feed during repair (× live) (× control window) | others p50 stall/control (µs) | others p99 stall/control (µs) |",
   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   (.runs[] | row)
 ' "$out/repair_rate.json" | tee "$out/repair_rate.md"
