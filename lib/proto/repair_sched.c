@@ -279,6 +279,8 @@ void msga__rsched_retained(struct msga__rsched *s, uint64_t oldest)
 				r->gen = new_gen(s);
 			r->lo = r->next = r->walk = oldest;
 			r->out = 0;
+		} else {
+			r->lo = oldest; /* walked past it already: untorn */
 		}
 		i++;
 	}
