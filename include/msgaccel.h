@@ -843,8 +843,9 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget);
  * One fd (epoll) that turns readable when msga_ctx_poll() has work; the
  * first call puts ctx in event mode: poll until 0 before waiting again.
  * Call it before msga_sub_connect(). The fd, or -EINVAL (ctx NULL),
- * -ENOTSUP (MSGA_CTX_NO_EVENTS), -EBUSY (a busy-poll connection reads a
- * WRITE ring, which wakes nobody), -EMFILE. Callbacks: yes.
+ * -EOPNOTSUPP (MSGA_CTX_NO_EVENTS; on Linux the value of -ENOTSUP),
+ * -EBUSY (a busy-poll connection reads a WRITE ring, which wakes
+ * nobody), -EMFILE. Callbacks: yes.
  */
 MSGA_API int msga_ctx_fd(struct msga_ctx *ctx);
 
