@@ -445,6 +445,31 @@ static struct msga_sub_stats run_case(struct rig *g, const char *uri,
 	return report(g, name);
 }
 
+/*
+ * Each number of each topic delivered or inside a LOSS exactly once, the
+ * counts adding up to what was sent; returns the numbers lost in all.
+ */
+static uint64_t assert_each_once(const struct rig *g)
+{
+	uint64_t lost = 0;
+
+	for (int i = 0; i < ST_TOPICS; i++) {
+		uint64_t n = last_seq_of(ST_MSGS, i);
+
+		cr_assert_eq(g->v.delivered[i] + g->v.lost[i], n,
+			     "topic %d: %llu delivered + %llu lost, %llu sent",
+			     i, (unsigned long long)g->v.delivered[i],
+			     (unsigned long long)g->v.lost[i],
+			     (unsigned long long)n);
+		for (uint64_t s = 1; s <= n; s++)
+			cr_assert_eq(g->v.mark[i][s], 1, "topic %d seq %llu: "
+				     "%u times delivered or lost", i,
+				     (unsigned long long)s, g->v.mark[i][s]);
+		lost += g->v.lost[i];
+	}
+	return lost;
+}
+
 /* Every number of every topic delivered exactly once, in order. */
 static void assert_all_delivered(struct rig *g)
 {
@@ -580,7 +605,7 @@ Test(stall, a_retention_too_small_reports_exactly_what_left_it,
      .timeout = 60)
 {
 	struct msga_sub_stats st;
-	uint64_t lost = 0;
+	uint64_t lost;
 	struct rig g;
 
 	if (dp_iwarp_refuses(G_SMALL))
@@ -589,23 +614,12 @@ Test(stall, a_retention_too_small_reports_exactly_what_left_it,
 		      "mid-feed stall, 64 KiB retention");
 	cr_assert_geq(g.stall_sent, ST_MIN_LOST, "nothing tested");
 	cr_assert_eq(g.v.bad, 0, "%s", g.v.first_bad);
+	lost = assert_each_once(&g);
 	for (int i = 0; i < ST_TOPICS; i++) {
-		uint64_t n = last_seq_of(ST_MSGS, i);
-
-		cr_assert_eq(g.v.delivered[i] + g.v.lost[i], n,
-			     "topic %d: %llu delivered + %llu lost, %llu sent",
-			     i, (unsigned long long)g.v.delivered[i],
-			     (unsigned long long)g.v.lost[i],
-			     (unsigned long long)n);
-		for (uint64_t s = 1; s <= n; s++)
-			cr_assert_eq(g.v.mark[i][s], 1, "topic %d seq %llu: "
-				     "%u times delivered or lost", i,
-				     (unsigned long long)s, g.v.mark[i][s]);
 		cr_assert_gt(g.v.loss_events[i], 0, "topic %d lost nothing",
 			     i);
 		cr_assert_gt(g.v.after_stall[i], 0, "topic %d delivered "
 			     "nothing after the stall", i);
-		lost += g.v.lost[i];
 	}
 	cr_assert_eq(st.unrecoverable, lost, "the counter says the events");
 	cr_assert_eq(g.v.gaps + g.v.dups + g.v.reorders, 0);
@@ -624,7 +638,7 @@ Test(stall, a_retention_too_small_reports_exactly_what_left_it,
 Test(stall, the_age_bound_gives_up_what_is_still_kept, .timeout = 60)
 {
 	struct msga_sub_stats st;
-	uint64_t lost = 0;
+	uint64_t lost;
 	struct rig g;
 
 	if (dp_iwarp_refuses(G_BOUND))
@@ -639,20 +653,7 @@ Test(stall, the_age_bound_gives_up_what_is_still_kept, .timeout = 60)
 	st = report(&g, "mid-feed stall, NAK only, 100 ms bound");
 	cr_assert_geq(g.stall_sent, ST_MIN_LOST, "nothing tested");
 	cr_assert_eq(g.v.bad, 0, "%s", g.v.first_bad);
-	for (int i = 0; i < ST_TOPICS; i++) {
-		uint64_t n = last_seq_of(ST_MSGS, i);
-
-		cr_assert_eq(g.v.delivered[i] + g.v.lost[i], n,
-			     "topic %d: %llu delivered + %llu lost, %llu sent",
-			     i, (unsigned long long)g.v.delivered[i],
-			     (unsigned long long)g.v.lost[i],
-			     (unsigned long long)n);
-		for (uint64_t s = 1; s <= n; s++)
-			cr_assert_eq(g.v.mark[i][s], 1, "topic %d seq %llu: "
-				     "%u times delivered or lost", i,
-				     (unsigned long long)s, g.v.mark[i][s]);
-		lost += g.v.lost[i];
-	}
+	lost = assert_each_once(&g);
 	cr_assert_gt(g.v.kept_losses, 0, "the bound gave up nothing the "
 		     "publisher still kept: nothing tested");
 	cr_assert_eq(st.unrecoverable, lost, "the counter says the events");
