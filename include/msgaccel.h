@@ -116,6 +116,22 @@ struct msga_ctx_attr {
 #define MSGA_KEYS_MAX 256u
 #define MSGA_KEY_NAME_MAX 31u
 
+/**
+ * Since 0.10: read the context's key_file again (msgaccel(7), SECURITY,
+ * Key rotation). Its first key becomes the context's own for connections
+ * and UD endpoints made from now on; peers may prove any of its keys,
+ * and for overlap_ms more any key of the file as it was (0: none; one
+ * earlier file at a time). Established connections keep their keys. On
+ * failure nothing changes. 0, or -EINVAL (ctx NULL, opened without a
+ * key_file, overlap_ms above MSGA_KEY_OVERLAP_MAX_MS, the file's text),
+ * -ENOENT, -EACCES, -EPERM (the file, as msga_ctx_open()), -ENOMEM;
+ * msga_ctx_last_error() says why. Not async-signal-safe: a signal
+ * handler sets a flag the polling loop acts on. Callbacks: yes.
+ */
+MSGA_API int msga_ctx_reload_keys(struct msga_ctx *ctx, uint32_t overlap_ms);
+
+#define MSGA_KEY_OVERLAP_MAX_MS 86400000u
+
 #define MSGA_PEER_TIMEOUT_DEFAULT_MS 5000u
 #define MSGA_PEER_TIMEOUT_MIN_MS 100u
 #define MSGA_PEER_TIMEOUT_MAX_MS 3600000u

@@ -173,11 +173,10 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	msga__list_init(&ctx->eps);
 	msga__list_init(&ctx->objs);
 	msga__rx_clock_init(&ctx->rx_clock, msga__clocksource_is_tsc());
-	ret = msga__keyring_load(attr, &ctx->keys);
+	ctx->qkey = RDMA_UDP_QKEY;
+	ret = msga__ctx_keys_open(ctx, attr);
 	if (ret)
 		goto fail;
-	ctx->qkey = ctx->keys ? msga__auth_qkey(ctx->keys->keys[0].key) :
-				RDMA_UDP_QKEY;
 	ret = msga__select_device(ctx, attr);
 	if (ret)
 		goto fail;
@@ -217,7 +216,7 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 		ibv_dealloc_pd(ctx->pd);
 	if (ctx->cm_devices)
 		rdma_free_devices(ctx->cm_devices);
-	msga__keyring_free(ctx->keys);
+	msga__ctx_keys_close(ctx);
 	free(ctx);
 }
 

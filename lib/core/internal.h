@@ -71,10 +71,25 @@ struct msga_ctx {
 	/* multicast (mcast.h) */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */
 	int has_local;
-	/* authentication (auth.h): NULL = none */
+	/* authentication (auth.h, key_gen.c): NULL = none */
 	struct msga__keyring *keys;
-	uint32_t qkey;                    /* UD queue pairs' Q_Key */
+	struct msga__keyring *prev_keys;  /* a reload replaced it: peers may
+					   * still prove its keys until */
+	uint64_t prev_until_ns;
+	char *key_file;                   /* msga_ctx_attr.key_file, to reload */
+	uint32_t qkey;                    /* new UD queue pairs' Q_Key */
 };
+
+/*
+ * A context's keys (key_gen.c): loaded at open (0, or the error
+ * msga__open_fail() recorded), dropped at close; the key a peer proves
+ * by its id, among the current keys and, during a reload's overlap, the
+ * replaced ones (NULL: none).
+ */
+struct msga__key;
+int msga__ctx_keys_open(struct msga_ctx *ctx, const struct msga_ctx_attr *attr);
+void msga__ctx_keys_close(struct msga_ctx *ctx);
+const struct msga__key *msga__ctx_key_find(struct msga_ctx *ctx, uint64_t id);
 
 /*
  * Record "what failed and where" on ctx and return err (a negative errno),

@@ -54,7 +54,9 @@ size_t msga__rc_auth_connect(struct msga__conn *c, uint8_t *pdata)
 
 	if (!kr)
 		return MSGA__WIRE_HELLO_LEN;
-	c->key = &kr->keys[0];
+	/* (a connection that tries again proves the current key) */
+	msga__key_put(c->key);
+	c->key = msga__key_hold(&kr->keys[0]);
 	req.key_id = c->key->id;
 	msga__auth_random(req.nonce, sizeof(req.nonce));
 	memcpy(c->auth.nonce, req.nonce, sizeof(req.nonce));
@@ -122,7 +124,7 @@ int msga__rc_auth_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	int has = msga__auth_req_get(pdata, plen, MSGA__WIRE_HELLO_LEN, req);
 	char peer[64];
 
-	*key = has ? msga__keyring_find(pub->ctx->keys, req->key_id) : NULL;
+	*key = has ? msga__ctx_key_find(pub->ctx, req->key_id) : NULL;
 	if (*key || (!has && !pub->ctx->keys))
 		return 0;
 	/* No key, one we do not hold, or one where we need none. */
@@ -142,7 +144,7 @@ int msga__rc_auth_accept(struct msga__conn *c, const struct msga__key *key,
 
 	if (!key)
 		return MSGA__WIRE_HELLO_LEN;
-	c->key = key;
+	c->key = msga__key_hold(key);
 	msga__auth_random(rsp.nonce, sizeof(rsp.nonce));
 	handshake_tag(key, LABEL_ACCEPT, req->nonce, rsp.nonce, pdata, buf,
 		      rsp.tag);

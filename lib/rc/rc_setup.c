@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "auth.h"
 #include "cq_drain.h"
 #include "rc.h"
 #include "srq.h"
@@ -194,6 +195,7 @@ void msga__conn_free(struct msga__conn *c)
 		ibv_dealloc_pd(c->pd);
 	msga__ep_del(&c->eng);
 	msga__list_del(&c->own_node);
+	msga__key_put(c->key);
 	free(c->rx_buf);
 	free(c->ctl_buf);
 	free(c->bat_buf);

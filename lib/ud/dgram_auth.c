@@ -5,7 +5,8 @@
  *
  * The Q_Key. Every UD queue pair of such a context, and every datagram
  * it sends, uses ctx->qkey (msga__auth_qkey: derived from its own key,
- * bit 31 clear) instead of rdma_cm's well-known RDMA_UDP_QKEY, so that
+ * bit 31 clear; after msga_ctx_reload_keys(), each endpoint keeps the
+ * one it was made with) instead of rdma_cm's well-known RDMA_UDP_QKEY, so that
  * the HCA drops a datagram sent with the default Q_Key (anyone's who
  * joined the group, or who knows our QPN) before it costs us a CPU
  * cycle. rdma_cm sets RDMA_UDP_QKEY on the QPs it creates (librdmacm's
@@ -55,9 +56,14 @@ struct msga__dgram_auth {
 	uint8_t scratch[];           /* a whole datagram, to hash in one piece */
 };
 
-uint32_t msga__ud_remote_qkey(const struct msga_ctx *ctx, uint32_t reported)
+uint32_t msga__ud_remote_qkey(const struct msga__udep *ep, uint32_t reported)
 {
-	return ctx->keys ? ctx->qkey : reported;
+	/*
+	 * Keyed: the peer's Q_Key is ours, the endpoint's own (what its QP
+	 * took when it was made: a key reload since then changes the
+	 * context's for new endpoints only).
+	 */
+	return ep->ctx->keys ? ep->qkey : reported;
 }
 
 /*

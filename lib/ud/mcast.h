@@ -629,7 +629,7 @@ int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,
 			 const void *grh);
 
 /* dgram_auth.c: Q_Key and MAC of a context with keys */
-uint32_t msga__ud_remote_qkey(const struct msga_ctx *ctx, uint32_t reported);
+uint32_t msga__ud_remote_qkey(const struct msga__udep *ep, uint32_t reported);
 int msga__ud_qkey_apply(struct msga__udep *ep);
 int msga__dgram_auth_init(struct msga__udep *ep);
 void msga__dgram_auth_free(struct msga__udep *ep);

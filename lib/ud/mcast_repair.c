@@ -160,7 +160,7 @@ static void learn_publisher(struct msga__udep *ep, uint64_t origin,
 		return;
 	d->origin = origin;
 	d->g.qpn = wc->src_qp;
-	d->g.qkey = ep->ctx->qkey; /* (a context with keys: its own) */
+	d->g.qkey = msga__ud_remote_qkey(ep, RDMA_UDP_QKEY);
 	d->g.state = MSGA__G_READY;
 	d->g.counted = 1;
 	d->used_ns = msga__now_ns();

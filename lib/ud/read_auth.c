@@ -108,7 +108,7 @@ int msga__read_auth_request(struct msga__rserve *sv, const void *pdata,
 	*key = NULL;
 	if (!kr)
 		return has ? -EACCES : 0; /* (we cannot prove its key) */
-	*key = has ? msga__keyring_find(kr, r.key_id) : NULL;
+	*key = has ? msga__ctx_key_find(sv->ctx, r.key_id) : NULL;
 	if (!*key)
 		return -EACCES;
 	request_tag(*key, &r, sv->pub->ud.origin, want);

@@ -168,7 +168,7 @@ static int on_join(struct msga__mgroup *g, const struct rdma_cm_event *ev)
 			return ret;
 		}
 		g->qpn = ud->qp_num;
-		g->qkey = msga__ud_remote_qkey(ep->ctx, ud->qkey);
+		g->qkey = msga__ud_remote_qkey(ep, ud->qkey);
 	}
 	g->join_attr = ud->ah_attr;
 	g->state = MSGA__G_READY;

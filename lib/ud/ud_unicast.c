@@ -214,7 +214,7 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	if (!d->g.ah)
 		return -ENOMEM;
 	d->g.qpn = wc->src_qp;
-	d->g.qkey = pub->ctx->qkey; /* (a context with keys: its own) */
+	d->g.qkey = msga__ud_remote_qkey(pub->ud.ep, RDMA_UDP_QKEY);
 	d->g.state = MSGA__G_READY;
 	d->g.counted = 1;
 	d->src_qp = wc->src_qp;
@@ -288,7 +288,7 @@ static void send_cookie(struct msga__udep *ep, const struct ibv_wc *wc,
 	if (!g->ah)
 		return;
 	g->qpn = wc->src_qp;
-	g->qkey = msga__ud_remote_qkey(pub->ctx, RDMA_UDP_QKEY);
+	g->qkey = msga__ud_remote_qkey(ep, RDMA_UDP_QKEY);
 	g->state = MSGA__G_READY;
 	g->counted = 1;
 	c.seq = nonce;
@@ -518,7 +518,7 @@ static int on_established(struct msga__udep *ep,
 	if (!ep->peer.ah)
 		return msga__neg_errno(ENOMEM);
 	ep->peer.qpn = ev->param.ud.qp_num;
-	ep->peer.qkey = msga__ud_remote_qkey(ep->ctx, ev->param.ud.qkey);
+	ep->peer.qkey = msga__ud_remote_qkey(ep, ev->param.ud.qkey);
 	ep->peer_gid = ah.grh.dgid;
 	ep->peer_global = ah.is_global;
 	msga__udep_on(ep, MSGA__UDEP_EV_PEER_FOUND);
