@@ -9,7 +9,9 @@
 #   - symbols added in a version node (stanza of lib/libmsgaccel.map) that
 #     the baseline does not have;
 #   - data members appended at the end of a size-first struct (a struct of
-#     HEADERS_DIR whose first member is `size`), which grows it.
+#     HEADERS_DIR whose first member is `size`), which grows it;
+#   - an enumerator added (a new flag or event type: abidiff counts it
+#     harmless, and callers that do not know it never pass it).
 # Anything else fails with abidiff's report: a symbol removed, or added
 # to a released version node; a function's parameters or return changed;
 # a struct member retyped, moved or removed, a member inserted before the

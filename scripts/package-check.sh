@@ -8,8 +8,9 @@
 #      build-*/ folder) builds with `dpkg-buildpackage -us -uc -b`;
 #      DEB_BUILD_OPTIONS defaults to "nocheck parallel=<cores>" here, as
 #      the host tests ran in the earlier stages of scripts/test.sh;
-#   3. lintian finds no error and no warning (debian/*.lintian-overrides
-#      say why each overridden tag is right);
+#   3. lintian finds no error and no warning (none is overridden today;
+#      an override goes in debian/<package>.lintian-overrides, with a
+#      comment saying why the tag is wrong there);
 #   4. the three .debs, unpacked with dpkg-deb -x into an empty root (the
 #      host's dpkg database is not touched), give a msga_stat whose
 #      --version names this version, run with LD_LIBRARY_PATH only in the

@@ -3,11 +3,12 @@
 # Self-test of scripts/abi-check.sh (the ABI check CI runs on libmsgaccel):
 # a fixture library (tests/abi/: include/fixture.h, fixture.c, version
 # scripts) is built in its old shape, dumped as a baseline, and then in
-# new shapes. The allowed change (a member appended to a size-first
-# struct, a function added in a new version node) must pass; each
-# incompatible one (a member retyped, a member moved, an enumerator
-# changed, a function removed, a function added to a released node, a
-# member appended to a struct that is not size-first) must fail.
+# new shapes. The allowed changes (a member appended to a size-first
+# struct and a function added in a new version node; an enumerator
+# added) must pass; each incompatible one (a member retyped, a member
+# moved, an enumerator changed, a function removed, a function added to a
+# released node, a member appended to a struct that is not size-first)
+# must fail.
 # Needs abidw and abidiff (Debian: abigail-tools): without them it skips,
 # except under CI=true, where bootstrap installs them and it fails.
 # Environment: srcdir, CC, ABIDW, ABIDIFF (make check sets them).
@@ -60,6 +61,7 @@ bash "$check" --update "$tmp/base.abi" "$tmp/base.so" "$here/include" ||
 	exit 99
 expect pass same fix_v1.map
 expect pass grow fix_v2.map -DFIX_GROW
+expect pass enum_add fix_v1.map -DFIX_ENUM_ADD
 expect fail retype fix_v1.map -DFIX_RETYPE
 expect fail move fix_v1.map -DFIX_MOVE
 expect fail enum fix_v1.map -DFIX_ENUM

@@ -4,6 +4,8 @@
  * an "old" shape (no macro) and "new" shapes chosen by one -D each:
  *   FIX_GROW      allowed: a member appended to the size-first struct and
  *                 a function added in a new version stanza (fix_v2.map);
+ *   FIX_ENUM_ADD  allowed: an enumerator added (a new flag or event type;
+ *                 libabigail counts it harmless);
  *   FIX_RETYPE    refused: a member of the size-first struct retyped;
  *   FIX_MOVE      refused: a member moved (inserted before the last);
  *   FIX_ENUM      refused: an enum value changed;
@@ -25,6 +27,9 @@ enum fix_mode {
 	FIX_MODE_B = 2,
 #else
 	FIX_MODE_B = 1,
+#endif
+#ifdef FIX_ENUM_ADD
+	FIX_MODE_C = 2,
 #endif
 };
 
