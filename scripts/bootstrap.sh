@@ -22,6 +22,9 @@ packages=(
 	iproute2 kmod xz-utils patch bc flex bison libelf-dev libssl-dev python3-venv
 	# docs, checks, charts
 	groff-base valgrind clang gnuplot-nox jq
+	# Debian packages (scripts/package-check.sh) and the ABI check
+	# (scripts/abi-check.sh: libabigail's abidw and abidiff)
+	debhelper dpkg-dev lintian abigail-tools
 	# fuzzing (tests/fuzz/): Debian 12 ships clang's libFuzzer and
 	# sanitizer runtimes apart from clang; llvm for fuzz-coverage
 	libclang-rt-14-dev llvm-14

@@ -4,7 +4,18 @@
 #   1. set the machine up (scripts/bootstrap.sh: packages, virtme-ng, siw.ko);
 #   2. a -Werror build and its host unit tests;
 #   3. `make distcheck`: the release tarball builds, passes its host tests,
-#      installs, and a program links through pkg-config;
+#      installs, and a program links through pkg-config (and a libev one
+#      through libmsgaccel-ev);
+#   3a. the ABI check (`make check-abi`, scripts/abi-check.sh): the plain
+#      build's library against the committed dump of the last release
+#      (abi/); only symbols in a new version node and members appended to
+#      size-first structs may differ (about 3 s);
+#   3b. the Debian packages (scripts/package-check.sh): built from a clean
+#      export of the tree with dpkg-buildpackage (nocheck: the host tests
+#      ran above), lintian clean, unpacked into an empty root where
+#      msga_stat --version runs and programs build against
+#      libmsgaccel-dev through pkg-config (3 to 4 minutes: 170 to 190 s
+#      the build, 30 to 40 s lintian);
 #   4. a build under AddressSanitizer + UBSan and `make check`: host unit
 #      tests, then every device test inside one VM on soft-RoCE (rxe0) and
 #      soft-iWARP (siw0). Any sanitizer report in its output fails the run;
@@ -23,8 +34,8 @@
 # build put the run at 39 minutes, over CI's 30. The plain build differs
 # only by the instrumentation; no device test asserts a speed (their
 # deadlines only catch hangs).
-# Build trees go to build-check/, build-sanitizers/ and build-fuzz/ in the
-# checkout, the sanitizer stage's output to sanitizers.log. Every build's
+# Build trees go to build-check/, build-sanitizers/, build-fuzz/ and
+# build-deb/ (the packages and their root) in the checkout, the sanitizer stage's output to sanitizers.log. Every build's
 # `make check` also replays the fuzz harnesses' seed corpora.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +85,12 @@ step "make distcheck (tarball, host tests, install, pkg-config link)"
 (cd build-check && make -s distcheck >distcheck.log 2>&1) ||
 	{ tail -n 60 build-check/distcheck.log; echo "distcheck failed"; exit 1; }
 grep -E '^(PASS|FAIL|ERROR)|check-install|linked libmsgaccel|archives ready' build-check/distcheck.log
+
+step "ABI check against the last release's dump (abi/)"
+(cd build-check && make -s check-abi)
+
+step "Debian packages: build, lintian, install into an empty root, use"
+scripts/package-check.sh "$top/build-deb"
 
 step "sanitizer build (ASan + UBSan) and make check (host + VM: rxe0, siw0)"
 # A Criterion test that leaks still passes (LeakSanitizer reports at exit,

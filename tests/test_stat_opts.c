@@ -15,6 +15,8 @@
 
 #include <criterion/criterion.h>
 
+#include "config.h"
+
 #ifndef MSGA_STAT_PATH
 #error "MSGA_STAT_PATH must name the msga_stat program"
 #endif
@@ -104,6 +106,24 @@ Test(stat_opts, help_exits_0_and_names_every_option)
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		cr_expect_not_null(strstr(buf, opts[i]), "-h lacks %s: %s",
 				   opts[i], buf);
+}
+
+Test(stat_opts, version_exits_0_and_names_both_versions)
+{
+	char out_path[] = "/tmp/stat_version.XXXXXX", cmd[512], buf[256];
+	char want[128];
+	int fd = mkstemp(out_path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s --version > %s", MSGA_STAT_PATH,
+		 out_path);
+	cr_assert_eq(system(cmd), 0, "msga_stat --version did not exit 0");
+	slurp(out_path, buf, sizeof(buf));
+	unlink(out_path);
+	snprintf(want, sizeof(want), "msga_stat (msgaccel) %s, libmsgaccel %s\n",
+		 PACKAGE_VERSION, PACKAGE_VERSION);
+	cr_expect_str_eq(buf, want);
 }
 
 Test(stat_opts, unknown_option)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config.h"
 #include "msgaccel.h"
 
 #define SCHEME "mcast://"
@@ -85,6 +86,7 @@ static void usage(void)
 	       "  --stop-on-gap   a lost message ends its membership\n"
 	       "  --busy-poll     poll without sleeping (uses a whole core)\n"
 	       "  -v              print events on stderr\n"
+	       "  --version       print the version and exit\n"
 	       "exit status: 0 ok, 1 a membership failed or a runtime error,\n"
 	       "             2 bad usage\n");
 }
@@ -159,6 +161,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "stop-on-gap", no_argument, NULL, 'G' },
 		{ "busy-poll", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	int c;
@@ -179,6 +182,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->busy = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': usage(); exit(0);
+		case 'V':
+			/* The tool's own and the library it loaded. */
+			printf("msga_stat (msgaccel) %s, libmsgaccel %s\n",
+			       PACKAGE_VERSION, msga_version());
+			exit(0);
 		case ':':
 			usage_error("option '%s' needs a value",
 				    argv[optind - 1]);
