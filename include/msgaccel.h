@@ -108,7 +108,19 @@ struct msga_ctx_attr {
 	const char *key_file;
 	const uint8_t *key;
 	const char *key_name;
+	/*
+	 * Since 0.10, device choice by route: a peer's numeric IPv4/IPv6
+	 * address; the context opens the device and port the kernel's
+	 * route to it goes out on, and takes the route's source address
+	 * as its local_addr (multicast joins there). Not with dev_name or
+	 * local_addr (-EINVAL); port, if set, must be the route's. The
+	 * resolution waits MSGA_ROUTE_RESOLVE_MS at most. NULL = unused.
+	 */
+	const char *route_to;
 };
+
+/* The longest msga_ctx_open() waits to resolve route_to. */
+#define MSGA_ROUTE_RESOLVE_MS 2000u
 
 /* Bytes of a key (msga_ctx_attr.key). */
 #define MSGA_KEY_LEN 32u
@@ -156,9 +168,12 @@ struct msga_dev_info {
  * Open a context on an RDMA device port (attr NULL: the first active one,
  * defaults). 0 with *ctxp set; or a negative errno, *ctxp NULL and
  * msga_open_error() telling why: -EINVAL (ctxp NULL, attr, key file text),
- * -ENODEV (no such device, no active port), -ENETDOWN (dev_name's port
- * down), -EADDRNOTAVAIL (local_addr not here), -ENOENT, -EACCES, -EPERM
- * (key file), -ENOMEM, or rdma-core's own code. Any thread; callbacks too.
+ * -ENODEV (no such device, no active port; route_to's route leaves by a
+ * netdev without an RDMA device), -ENETDOWN (dev_name's port down),
+ * -EADDRNOTAVAIL (local_addr not here), -ENETUNREACH, -EHOSTUNREACH
+ * (no route to route_to, or it did not resolve in MSGA_ROUTE_RESOLVE_MS),
+ * -ENOENT, -EACCES, -EPERM (key file), -ENOMEM, or rdma-core's own code.
+ * Any thread; callbacks too.
  */
 MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 			   struct msga_ctx **ctxp);
@@ -579,7 +594,24 @@ struct msga_sub_attr {
 	 * 0 = none; not with history (-EINVAL).
 	 */
 	uint64_t history_from;
+	/*
+	 * Since 0.10, the receive queue of each mcast:// and ud://
+	 * membership, in datagrams (one MTU-sized buffer each): how many
+	 * may arrive between two polls before the device drops the rest.
+	 * 0 = MSGA_SUB_RX_DEPTH_DEFAULT; otherwise MSGA_SUB_RX_DEPTH_MIN
+	 * to MSGA_SUB_RX_DEPTH_MAX, and at most the device's max_qp_wr
+	 * and max_cqe less MSGA_SUB_RX_DEPTH_MIN (msga_ctx_query()).
+	 */
+	uint32_t rx_depth;
+	uint32_t reserved_rx;   /* 0 */
 };
+
+/* Since 0.10: the most "?source=ADDR" options of one mcast:// URI. */
+#define MSGA_SUB_SOURCES_MAX 8u
+
+#define MSGA_SUB_RX_DEPTH_DEFAULT 512u
+#define MSGA_SUB_RX_DEPTH_MIN 16u
+#define MSGA_SUB_RX_DEPTH_MAX 16384u
 
 #define MSGA_HISTORY_ALL UINT32_MAX
 
@@ -711,11 +743,16 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 MSGA_API void msga_sub_destroy(struct msga_sub *sub);
 /**
  * Connect to a publisher at uri: rdma://IP:PORT, ud://IP:PORT, or join
- * mcast://GROUP or mcast://BASE/BITS. It goes on in msga_ctx_poll(), which
- * raises CONNECTED or CONNECT_FAILED with the id returned: 0 or more; or
- * -EINVAL (NULL, bad uri, a prefix pattern on a range), -EOPNOTSUPP (UD on
- * iWARP), -EADDRNOTAVAIL (mcast://, no local address), -EHOSTUNREACH (no
- * route), -ENOMEM. Callbacks: yes.
+ * mcast://GROUP or mcast://BASE/BITS; since 0.10 a mcast:// uri may end
+ * in "?bind=ADDR" (join on that local address of the context's device)
+ * and "&source=ADDR" (up to MSGA_SUB_SOURCES_MAX: take datagrams from
+ * those senders only, by their GRH source GID). It goes on in
+ * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the id
+ * returned: 0 or more; or -EINVAL (NULL, bad uri or option, a prefix
+ * pattern on a range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL
+ * (mcast://, no local address, or bind= not here), -ENODEV (bind= on
+ * another or no RDMA device), -EHOSTUNREACH (no route), -ENOMEM.
+ * Callbacks: yes.
  */
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
 /**
@@ -789,6 +826,9 @@ struct msga_sub_stats {
 	uint64_t spoofed;       /* ud://: not from our publisher, or answering
 				 * no SUBSCRIBE of ours: dropped */
 	uint64_t forged;        /* dropped: a MAC wrong, or missing and required */
+	/* since 0.10 */
+	uint64_t unlisted_source; /* mcast://?source=: from another sender,
+				   * dropped before anything else */
 };
 
 struct msga_stream_stats {

@@ -262,7 +262,7 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 	cr_assert_gt(msga__retain_range(&g.pub->ud.retain, g.t, &oldest, &newest),
 		     0);
 	cr_assert_eq(newest, 3000);
-	cr_assert_gt(oldest, MSGA__UD_SUB_RX_DEPTH + 1, "the buffer kept it "
+	cr_assert_gt(oldest, MSGA_SUB_RX_DEPTH_DEFAULT + 1, "the buffer kept it "
 		     "all: nothing tested");
 	/* delivered, or inside the one loss */
 	for (uint64_t end = dp_now_ms() + 30000;
@@ -282,8 +282,8 @@ Test(recovery, what_the_buffer_lost_is_one_exact_loss_event, .timeout = 180)
 		    (unsigned long long)r.loss_count,
 		    (unsigned long long)st.recovered);
 	cr_assert_eq(r.losses, 1);
-	cr_assert_leq(first_lost, MSGA__UD_SUB_RX_DEPTH + 1,
-		      "the ring held the first %u", MSGA__UD_SUB_RX_DEPTH);
+	cr_assert_leq(first_lost, MSGA_SUB_RX_DEPTH_DEFAULT + 1,
+		      "the ring held the first %u", MSGA_SUB_RX_DEPTH_DEFAULT);
 	cr_assert_eq(first_lost + r.loss_count, oldest,
 		     "the loss ends where the buffer starts");
 	cr_assert_eq(r.rec.total, first_lost - 1 + (3000 - oldest + 1));

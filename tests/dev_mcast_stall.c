@@ -46,13 +46,13 @@
  * nothing of it can leave the buffer: any loss in the default cases is
  * the library's. Under TCG, in the ASan build, the publisher took about
  * 4 500 a second (2026-11-27), so a 2 s stall covers some 9 000, many
- * times the subscriber's receive ring (MSGA__UD_SUB_RX_DEPTH).
+ * times the subscriber's receive ring (MSGA_SUB_RX_DEPTH_DEFAULT).
  */
 #define ST_MSGS 20000u
 #define ST_PER_TOPIC ((ST_MSGS + ST_TOPICS - 1) / ST_TOPICS)
 #define ST_LEN 64u
 /* less lost than this and the stall tested nothing */
-#define ST_MIN_LOST (4u * MSGA__UD_SUB_RX_DEPTH)
+#define ST_MIN_LOST (4u * MSGA_SUB_RX_DEPTH_DEFAULT)
 /*
  * The stall of the issue's report: a subscriber not polled for 2 s. A
  * build too slow to send ST_STALL_MIN_SENT in that time (valgrind) stalls
@@ -62,7 +62,7 @@
  */
 #define ST_STALL_MS 2000u
 #define ST_STALL_MAX_MS 4000u
-#define ST_STALL_MIN_SENT (ST_MIN_LOST + MSGA__UD_SUB_RX_DEPTH)
+#define ST_STALL_MIN_SENT (ST_MIN_LOST + MSGA_SUB_RX_DEPTH_DEFAULT)
 /* the mid-feed stall starts after a third of the feed */
 #define ST_MID_AT (ST_MSGS / 3)
 /* the end stall starts this many messages before the feed ends */

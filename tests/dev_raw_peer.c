@@ -72,12 +72,16 @@ void raw_open(struct raw_peer *p, enum rdma_port_space ps)
 
 void raw_bind(struct raw_peer *p, enum rdma_port_space ps)
 {
+	raw_bind_at(p, ps, devtest_env()->addr);
+}
+
+void raw_bind_at(struct raw_peer *p, enum rdma_port_space ps, const char *addr)
+{
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
 				       .ai_flags = RAI_PASSIVE }, *ai;
 
 	raw_open(p, ps);
-	cr_assert_eq(rdma_getaddrinfo(devtest_env()->addr, "0", &hints, &ai),
-		     0);
+	cr_assert_eq(rdma_getaddrinfo(addr, "0", &hints, &ai), 0);
 	cr_assert_eq(rdma_bind_addr(p->id, ai->ai_src_addr), 0);
 	rdma_freeaddrinfo(ai);
 }
@@ -199,8 +203,14 @@ void raw_ud_post_recv(struct raw_ud *u, uint32_t i)
 
 void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx, const char *group)
 {
+	raw_ud_join_from(u, ctx, group, devtest_env()->addr);
+}
+
+void raw_ud_join_from(struct raw_ud *u, struct msga_ctx *ctx,
+		      const char *group, const char *from)
+{
 	memset(u, 0, sizeof(*u));
-	raw_bind(&u->cm, RDMA_PS_UDP);
+	raw_bind_at(&u->cm, RDMA_PS_UDP, from);
 	raw_ud_qp(u);
 	u->group.sin_family = AF_INET;
 	cr_assert_eq(inet_pton(AF_INET, group, &u->group.sin_addr), 1);

@@ -38,6 +38,8 @@ enum rdma_cm_event_type raw_wait(struct raw_peer *p, struct msga_ctx *ctx);
 void raw_open(struct raw_peer *p, enum rdma_port_space ps);
 /* raw_open, bound to the test address (any port). */
 void raw_bind(struct raw_peer *p, enum rdma_port_space ps);
+/* The same at addr (another address of the device under test). */
+void raw_bind_at(struct raw_peer *p, enum rdma_port_space ps, const char *addr);
 /* A listener on the test address (RC); returns its port. */
 uint16_t raw_listen(struct raw_peer *p);
 /*
@@ -82,6 +84,9 @@ struct raw_ud {
 
 /* Join IPv4 group on the device under test (polling ctx meanwhile). */
 void raw_ud_join(struct raw_ud *u, struct msga_ctx *ctx, const char *group);
+/* The same from the local address from: its datagrams' source. */
+void raw_ud_join_from(struct raw_ud *u, struct msga_ctx *ctx,
+		      const char *group, const char *from);
 /* SIDR to port on the test address: the publisher's QP and Q_Key. */
 void raw_ud_resolve(struct raw_ud *u, struct msga_ctx *ctx, uint16_t port);
 /* (Re)post receive slot i. */

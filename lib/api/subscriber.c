@@ -50,11 +50,37 @@ static int recovery_limits(struct msga_ctx *ctx,
 	return 0;
 }
 
+/*
+ * rx_depth, or its default; -EINVAL outside its bounds. The device's own
+ * bounds: a membership's completion queue holds its receives and a small
+ * send queue (at most MSGA_SUB_RX_DEPTH_MIN), so max_cqe less that.
+ */
+static int rx_depth_of(struct msga_ctx *ctx, const struct msga_sub_attr *attr,
+		       uint32_t *depth)
+{
+	uint32_t want = SUB_ATTR_GET(attr, rx_depth);
+	uint32_t max = MSGA_SUB_RX_DEPTH_MAX;
+	const struct ibv_device_attr *da = &ctx->dev_attr;
+
+	if (SUB_ATTR_GET(attr, reserved_rx))
+		return -EINVAL;
+	if ((uint32_t)da->max_qp_wr < max)
+		max = (uint32_t)da->max_qp_wr;
+	if ((uint32_t)da->max_cqe - MSGA_SUB_RX_DEPTH_MIN < max)
+		max = (uint32_t)da->max_cqe - MSGA_SUB_RX_DEPTH_MIN;
+	*depth = want ? want : MSGA_SUB_RX_DEPTH_DEFAULT;
+	if (*depth < MSGA_SUB_RX_DEPTH_MIN || *depth > max)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: rx_depth "
+				      "%u is outside %u..%u", want,
+				      MSGA_SUB_RX_DEPTH_MIN, max);
+	return 0;
+}
+
 MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 			     const struct msga_sub_attr *attr,
 			     struct msga_sub **subp)
 {
-	uint32_t ms, bytes;
+	uint32_t ms, bytes, rx_depth;
 	struct msga_sub *sub;
 	int ret;
 
@@ -87,6 +113,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: history "
 				      "and history_from are both set");
 	ret = recovery_limits(ctx, attr, &ms, &bytes);
+	if (!ret)
+		ret = rx_depth_of(ctx, attr, &rx_depth);
 	if (ret)
 		return ret;
 	ret = msga__ctx_cm_channel(ctx);
@@ -105,6 +133,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.recovery_bytes = bytes;
 	sub->ud.history = SUB_ATTR_GET(attr, history);
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
+	sub->ud.rx_depth = rx_depth;
 	msga__list_init(&sub->rc.conns);
 	msga__list_init(&sub->ud.mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);

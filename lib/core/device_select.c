@@ -2,7 +2,7 @@
 /*
  * device_select.c - pick the device and port a context opens: by name, by a
  * local IP address (resolved by rdma_cm, so RoCE, iWARP and IPoIB addresses
- * all work), or the first active port.
+ * all work), by the route to a peer's address, or the first active port.
  */
 #include <netdb.h>
 #include <string.h>
@@ -120,6 +120,32 @@ static int parse_numeric_addr(const char *addr, struct sockaddr_storage *ss)
 	return 0;
 }
 
+/*
+ * id's device and port become the context's, and at its local address
+ * (multicast binds there): the end of a choice by address or by route.
+ */
+static int adopt_id(struct msga_ctx *ctx, struct rdma_cm_id *id, int ndev,
+		    const char *what)
+{
+	for (int i = 0; id->verbs && i < ndev; i++) {
+		if (ctx->cm_devices[i] != id->verbs)
+			continue;
+		ctx->verbs = id->verbs;
+		ctx->port = id->port_num;
+		memcpy(&ctx->local_ss, rdma_get_local_addr(id),
+		       sizeof(ctx->local_ss));
+		/* the address, not the port rdma_cm gave the id */
+		((struct sockaddr_in *)&ctx->local_ss)->sin_port = 0;
+		ctx->has_local = 1;
+		return 0;
+	}
+	if (!id->verbs)
+		return msga__open_fail(-ENODEV, "%s is not on an RDMA device",
+				       what);
+	return msga__open_fail(-ENODEV, "device of %s not in rdma_get_devices()",
+			       what);
+}
+
 static int select_by_addr(struct msga_ctx *ctx, const char *addr, int ndev)
 {
 	struct sockaddr_storage ss;
@@ -131,55 +157,100 @@ static int select_by_addr(struct msga_ctx *ctx, const char *addr, int ndev)
 	/* A synchronous id (no event channel) is enough for a bind. */
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
 		return msga__open_fail(msga__neg_errno(ENOMEM), "rdma_create_id");
-	if (rdma_bind_addr(id, (struct sockaddr *)&ss)) {
+	if (rdma_bind_addr(id, (struct sockaddr *)&ss))
 		ret = msga__open_fail(msga__neg_errno(EADDRNOTAVAIL),
 				      "rdma_bind_addr(%s)", addr);
-		goto out;
-	}
-	if (!id->verbs) {
-		ret = msga__open_fail(-ENODEV, "%s is not on an RDMA device", addr);
-		goto out;
-	}
-	ret = -ENODEV;
-	for (int i = 0; i < ndev; i++) {
-		if (ctx->cm_devices[i] == id->verbs) {
-			ctx->verbs = id->verbs;
-			ctx->port = id->port_num;
-			ctx->local_ss = ss; /* multicast binds to it */
-			ctx->has_local = 1;
-			ret = 0;
-		}
-	}
-	if (ret)
-		msga__open_fail(ret, "device of %s not in rdma_get_devices()", addr);
-out:
+	else
+		ret = adopt_id(ctx, id, ndev, addr);
 	rdma_destroy_id(id);
 	return ret;
 }
 
+/*
+ * What a failed resolve means to the caller: no route (-ENETUNREACH), a
+ * neighbour that never answered within the deadline (-EHOSTUNREACH), a
+ * route out of a netdev with no RDMA device (-ENODEV), or rdma-core's own.
+ */
+static int route_errno(int err)
+{
+	if (err == ETIMEDOUT)
+		return -EHOSTUNREACH;
+	if (err == EADDRNOTAVAIL)
+		return -ENODEV;
+	return err > 0 ? -err : -EHOSTUNREACH;
+}
+
+/*
+ * The device and port the kernel's route to addr leaves by: rdma_cm
+ * resolves it on a synchronous id (the call waits for its own event,
+ * MSGA_ROUTE_RESOLVE_MS at most: the kernel ends every resolve by then).
+ */
+static int select_by_route(struct msga_ctx *ctx, const char *addr, int ndev)
+{
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
+	int ret = parse_numeric_addr(addr, &ss);
+
+	if (ret)
+		return ret;
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return msga__open_fail(msga__neg_errno(ENOMEM), "rdma_create_id");
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss,
+			      MSGA_ROUTE_RESOLVE_MS))
+		ret = msga__open_fail(route_errno(errno),
+				      "route_to %s: rdma_resolve_addr", addr);
+	else
+		ret = adopt_id(ctx, id, ndev, addr);
+	if (!ret)
+		ret = choose_port(ctx->verbs, ctx->port, &ctx->port);
+	rdma_destroy_id(id);
+	return ret;
+}
+
+/* dev_name and port must agree with what local_addr or route_to chose. */
+static int check_chosen(struct msga_ctx *ctx, const struct msga_ctx_attr *attr,
+			const char *by)
+{
+	if (attr->dev_name &&
+	    strcmp(attr->dev_name, verbs_name(ctx->verbs)) != 0)
+		return msga__open_fail(-EINVAL, "%s is on %s, not on %s", by,
+				       verbs_name(ctx->verbs), attr->dev_name);
+	if (attr->port && attr->port != ctx->port)
+		return msga__open_fail(-EINVAL, "%s is on port %u, not %u", by,
+				       ctx->port, attr->port);
+	return 0;
+}
+
+/* msga_ctx_attr.route_to, which callers before 0.10 do not have. */
+static const char *route_to_of(const struct msga_ctx_attr *attr)
+{
+	if (attr->size < offsetof(struct msga_ctx_attr, route_to) +
+			 sizeof(attr->route_to))
+		return NULL;
+	return attr->route_to;
+}
+
 int msga__select_device(struct msga_ctx *ctx, const struct msga_ctx_attr *attr)
 {
+	const char *route_to;
 	int ndev = 0, ret;
 
 	ctx->cm_devices = rdma_get_devices(&ndev);
 	if (!ctx->cm_devices || ndev == 0)
 		return msga__open_fail(-ENODEV,
 				       "no RDMA devices (no driver loaded? see 'rdma link')");
+	route_to = route_to_of(attr);
+	if (route_to && (attr->dev_name || attr->local_addr))
+		return msga__open_fail(-EINVAL, "msga_ctx_open: route_to "
+				       "chooses the device and address: not "
+				       "with dev_name or local_addr");
+	if (route_to) {
+		ret = select_by_route(ctx, route_to, ndev);
+		return ret ? ret : check_chosen(ctx, attr, route_to);
+	}
 	if (attr->local_addr) {
 		ret = select_by_addr(ctx, attr->local_addr, ndev);
-		if (ret)
-			return ret;
-		if (attr->dev_name &&
-		    strcmp(attr->dev_name, verbs_name(ctx->verbs)) != 0)
-			return msga__open_fail(-EINVAL, "%s is on %s, not on %s",
-					       attr->local_addr,
-					       verbs_name(ctx->verbs),
-					       attr->dev_name);
-		if (attr->port && attr->port != ctx->port)
-			return msga__open_fail(-EINVAL, "%s is on port %u, not %u",
-					       attr->local_addr, ctx->port,
-					       attr->port);
-		return 0;
+		return ret ? ret : check_chosen(ctx, attr, attr->local_addr);
 	}
 	if (attr->dev_name)
 		return select_by_name(ctx, attr->dev_name, ndev, attr->port);

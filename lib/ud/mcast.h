@@ -22,7 +22,6 @@
 #include "ud_stream.h"
 #include "ud_wire.h"
 
-#define MSGA__UD_SUB_RX_DEPTH 512u
 /* Fragments one msga_ctx_poll() posts: others on the loop get a turn. */
 #define MSGA__UD_PUMP_BATCH 16u
 #define MSGA__UD_PUB_SQ_DEPTH 512u
@@ -327,6 +326,9 @@ struct msga__udep {
 	/* the datagram being classified (mcast_repair.c: its sender) */
 	const struct ibv_wc *rx_wc;
 	const void *rx_grh;
+	/* ?source= (src_filter.c): the only senders taken; 0: any */
+	uint32_t nsrc;
+	union ibv_gid src_gid[MSGA_SUB_SOURCES_MAX];
 
 	/* send queue (publishers) */
 	uint32_t sq_depth, unsig;
@@ -646,6 +648,14 @@ uint32_t msga__host_id(void);
 uint64_t msga__new_origin(void);
 /* A UD datagram's sender GID from the 40 bytes before its payload. */
 void msga__ud_sender_gid(const void *grh, union ibv_gid *gid);
+
+/* src_filter.c: a membership's ?source= list, as GIDs ... */
+struct msga__uri_opts;
+void msga__src_filter_set(struct msga__udep *ep,
+			  const struct msga__uri_opts *o);
+/* ... and whether a received datagram (its wc, its GRH) passes it. */
+int msga__src_filter_pass(const struct msga__udep *ep,
+			  const struct ibv_wc *wc, const void *grh);
 /* "mcast://GROUP[/BITS]" into a range; -EINVAL. */
 int msga__parse_mcast_uri(const char *uri, struct msga__mcast_range *r);
 

@@ -12,6 +12,7 @@
 #include "mcast.h"
 #include "pubsub.h"
 #include "udep_policy.h"
+#include "uri_opts.h"
 
 /* What the endpoint tells a multicast publisher (struct msga__udep_cb). */
 static const struct msga__udep_cb mpub_cb = {
@@ -83,17 +84,41 @@ static void serve_reads(struct msga_pub *pub)
 			       "endpoint (subscribers repair by NAK)");
 }
 
+/* uri's group range and ?bind= address (has_bind 0: none). */
+static int parse_pub_uri(const char *uri, struct msga__mcast_range *r,
+			 struct msga__uri_opts *o)
+{
+	char base[MSGA__URI_MAX + 1];
+
+	if (msga__uri_opts_split(uri, MSGA__URI_OPT_BIND, base, sizeof(base),
+				 o))
+		return -EINVAL;
+	return msga__parse_mcast_uri(base, r);
+}
+
+/*
+ * Line B's ?bind= may only repeat line A's: both lines' groups are
+ * joined by one queue pair, bound to one address.
+ */
+static int same_bind(const struct msga__uri_opts *a,
+		     const struct msga__uri_opts *b)
+{
+	return !b->has_bind || (a->has_bind && same_addr(&a->bind, &b->bind));
+}
+
 int msga__mpub_create(struct msga_pub *pub, const char *uri,
 		      const char *uri_b)
 {
 	struct msga_ctx *ctx = pub->ctx;
+	struct msga__uri_opts opts, opts_b;
 	struct msga__mgroup *g;
 	int ret;
 
-	if (msga__parse_mcast_uri(uri, &pub->ud.mc_range))
+	if (parse_pub_uri(uri, &pub->ud.mc_range, &opts))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: bad "
 				      "multicast uri '%s'", uri);
-	if (uri_b && (msga__parse_mcast_uri(uri_b, &pub->ud.mc_range_b) ||
+	if (uri_b && (parse_pub_uri(uri_b, &pub->ud.mc_range_b, &opts_b) ||
+		      !same_bind(&opts, &opts_b) ||
 		      pub->ud.mc_range_b.host_bits != pub->ud.mc_range.host_bits ||
 		      pub->ud.mc_range_b.base.ss_family !=
 		      pub->ud.mc_range.base.ss_family ||
@@ -105,7 +130,8 @@ int msga__mpub_create(struct msga_pub *pub, const char *uri,
 	/* a reliable publisher takes NAKs on its queue pair */
 	ret = msga__udep_new(ctx, &mpub_cb,
 			     pub->ud.reliable ? MSGA__UD_PUB_NAK_DEPTH : 0,
-			     MSGA__UD_PUB_SQ_DEPTH, NULL, &pub->ud.ep);
+			     MSGA__UD_PUB_SQ_DEPTH,
+			     opts.has_bind ? &opts.bind : NULL, &pub->ud.ep);
 	if (!ret)
 		ret = msga__mpub_setup(pub);
 	if (ret)

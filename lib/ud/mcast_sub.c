@@ -13,6 +13,7 @@
 #include "mcast.h"
 #include "pubsub.h"
 #include "topic.h"
+#include "uri_opts.h"
 
 static struct msga__udep *mship(struct msga__list *pos)
 {
@@ -108,11 +109,15 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 	struct msga_ctx *ctx = sub->ctx;
 	struct msga__mcast_range range;
 	struct sockaddr_storage group;
+	struct msga__uri_opts opts;
+	char base[MSGA__URI_MAX + 1];
 	struct msga__mgroup *g;
 	struct msga__udep *ep;
 	int ret;
 
-	if (msga__parse_mcast_uri(uri, &range))
+	if (msga__uri_opts_split(uri, MSGA__URI_OPT_BIND | MSGA__URI_OPT_SOURCE,
+				 base, sizeof(base), &opts) ||
+	    msga__parse_mcast_uri(base, &range))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
 				      "multicast uri '%s'", uri);
 	if (range.host_bits && pattern_is_prefix(sub->pattern))
@@ -124,10 +129,12 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 	if (ret)
 		return ret;
 	/* (a send queue for NAKs: mcast_repair.c) */
-	ret = msga__udep_new(ctx, &msub_cb, MSGA__UD_SUB_RX_DEPTH,
-			     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
+	ret = msga__udep_new(ctx, &msub_cb, sub->ud.rx_depth,
+			     MSGA__UD_SUB_SQ_DEPTH,
+			     opts.has_bind ? &opts.bind : NULL, &ep);
 	if (ret)
 		return ret;
+	msga__src_filter_set(ep, &opts);
 	ep->sub = sub;
 	ep->id = sub->next_id++;
 	msga__list_add_tail(&sub->ud.mships, &ep->own_node);
@@ -535,7 +542,9 @@ void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 
 	ep->rx_wc = wc;
 	ep->rx_grh = buf;
-	if (byte_len >= MSGA__UD_GRH)
+	if (!msga__src_filter_pass(ep, wc, buf))
+		ep->sub->ud.st.unlisted_source++;
+	else if (byte_len >= MSGA__UD_GRH)
 		classify(ep, slot, wc, buf + MSGA__UD_GRH,
 			 byte_len - MSGA__UD_GRH, now_ns);
 	else

@@ -93,6 +93,7 @@ struct msga__sub_ud {
 	uint32_t recovery_bytes;
 	uint32_t history;              /* msga_sub_attr.history */
 	uint64_t history_from;         /* msga_sub_attr.history_from */
+	uint32_t rx_depth;             /* msga_sub_attr.rx_depth, or 512 */
 	int repair_on;                 /* repair is set up */
 	struct msga__repair repair;
 	struct msga__nakdst *nakdst;   /* where NAKs go, by publisher */

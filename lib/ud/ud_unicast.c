@@ -466,7 +466,7 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri,
 				      "sodium_init");
 	ret = sub->ud.up->init(sub);
 	if (!ret)
-		ret = msga__udep_new(ctx, cb, MSGA__UD_SUB_RX_DEPTH,
+		ret = msga__udep_new(ctx, cb, sub->ud.rx_depth,
 				     MSGA__UD_SUB_SQ_DEPTH, NULL, &ep);
 	if (ret)
 		return ret;

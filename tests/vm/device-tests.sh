@@ -9,6 +9,13 @@
 #   MSGA_DEVICE_TESTS=native  use this host's devices, listed in
 #                             MSGA_TEST_DEVICES="dev:addr:transport ..."
 #                             e.g. "mlx5_0:198.18.0.10:RoCE";
+#                             tests/dev_bind also needs
+#                             MSGA_TEST_ALIAS_ADDR (a second address on the
+#                             first device's netdev) and
+#                             MSGA_TEST_NORDMA_ADDR (an address of a netdev
+#                             with no RDMA device) and MSGA_TEST_SILENT_ADDR
+#                             (one on the first device's subnet that no
+#                             host answers);
 #   MSGA_DEVICE_TESTS=no      do not run them; fails when CI=true, since a
 #                             device test that did not run is not a pass,
 #                             unless MSGA_NO_DEVICE_TESTS_REASON says why
@@ -84,7 +91,12 @@ vm_specs=$(vm_devices) || exit 2
 
 if [ "${1:-}" = --in-guest ]; then
 	shift
-	MSGA_TEST_DEVICES=$vm_specs run_all "$@"
+	# (every device of the VM, and tests/dev_bind's addresses: env.sh)
+	MSGA_TEST_ALL_DEVICES=$MSGA_VM_DEVICES \
+		MSGA_TEST_ALIAS_ADDR=$MSGA_VM_ALIAS_ADDR \
+		MSGA_TEST_NORDMA_ADDR=$MSGA_VM_NORDMA_ADDR \
+		MSGA_TEST_SILENT_ADDR=$MSGA_VM_SILENT_ADDR \
+		MSGA_TEST_DEVICES=$vm_specs run_all "$@"
 	exit
 fi
 

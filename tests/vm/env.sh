@@ -26,3 +26,12 @@ msga_siw_ko() {
 # veth pair in one namespace do not reach each other). Addresses are in
 # 198.18.0.0/15, the benchmarking range, and never leave the VM.
 MSGA_VM_DEVICES="rxe0:198.18.0.1:RoCE siw0:198.18.1.1:iWARP"
+
+# For tests/dev_bind (device choice, ?bind=, ?source=): a second address on
+# the first device's netdev (another datagram source on the same device,
+# added after the device so the first address keeps the first GID), and a
+# netdev with an address but no RDMA device.
+MSGA_VM_ALIAS_ADDR=198.18.0.2
+MSGA_VM_NORDMA_ADDR=198.18.4.1
+# An address on the first device's subnet that no one answers.
+MSGA_VM_SILENT_ADDR=198.18.0.99

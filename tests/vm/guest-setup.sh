@@ -46,3 +46,10 @@ for _ in $(seq 50); do
 done
 rdma link show
 [ "$(rdma link show | grep -c 'state ACTIVE')" -ge "$n" ] || die "not every RDMA link is ACTIVE"
+
+# tests/dev_bind's extra addresses (env.sh).
+ip addr add "$MSGA_VM_ALIAS_ADDR/24" dev mav0 || die "cannot add $MSGA_VM_ALIAS_ADDR"
+ip link add mavn type veth peer name mavnp
+ip addr add "$MSGA_VM_NORDMA_ADDR/24" dev mavn
+ip link set mavn up
+ip link set mavnp up
