@@ -71,6 +71,11 @@ enum msga_transport {
 enum msga_ctx_flags {
 	/* Busy-poll only: do not create a completion channel / event fd. */
 	MSGA_CTX_NO_EVENTS = 1u << 0,
+	/*
+	 * Since 0.10: no live-counters file (msgaccel(7), LIVE COUNTERS):
+	 * msga_stat -p does not see this context.
+	 */
+	MSGA_CTX_NO_STATS = 1u << 1,
 };
 
 /**

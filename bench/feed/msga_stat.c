@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "msgaccel.h"
+#include "stat_attach.h"
 
 #define SCHEME "mcast://"
 /* Longest sleep in event mode: bounds the cost of a missed wake-up. */
@@ -43,6 +45,8 @@ struct opts {
 	int json, no_local, stop_on_gap, verbose, busy;
 	struct member *members;
 	int nmembers;
+	long attach_pid;       /* -p; -a: -1; 0: join mode */
+	int count;             /* -n */
 };
 
 struct run {
@@ -76,6 +80,11 @@ static double now_s(void)
 static void usage(void)
 {
 	printf("usage: msga_stat [options] mcast://GROUP[/BITS]...\n"
+	       "       msga_stat -p PID | -a [-i SEC] [-n COUNT] [--json]\n"
+	       "  -p PID          print the live counters of msgaccel process\n"
+	       "                  PID (read-only: it joins nothing)\n"
+	       "  -a              the same for every msgaccel process here\n"
+	       "  -n COUNT        with -p/-a: print COUNT times, then exit\n"
 	       "  -d DEV          RDMA device (default: by -b, else any)\n"
 	       "  -b ADDR         local IP: picks the device, joins groups\n"
 	       "  -t PATTERN      topic name or prefix* (default *)\n"
@@ -114,6 +123,18 @@ static double parse_secs(const char *s, double lo, const char *what)
 	v = strtod(s, &end);
 	/* A day at most: longer is a typo, and keeps the arithmetic sane. */
 	if (errno || end == s || *end || !(v >= lo && v <= 86400))
+		usage_error("invalid %s '%s'", what, s);
+	return v;
+}
+
+static long parse_count(const char *s, long lo, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > 2147483647L)
 		usage_error("invalid %s '%s'", what, s);
 	return v;
 }
@@ -168,7 +189,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .pattern = "*", .interval = 1 };
 	opterr = 0; /* one line of our own, not getopt's */
-	while ((c = getopt_long(argc, argv, ":d:b:t:i:D:vh", longs,
+	while ((c = getopt_long(argc, argv, ":d:b:t:i:D:p:an:vh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -181,6 +202,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'G': o->stop_on_gap = 1; break;
 		case 'P': o->busy = 1; break;
 		case 'v': o->verbose = 1; break;
+		case 'p': o->attach_pid = parse_count(optarg, 1, "-p"); break;
+		case 'a': o->attach_pid = -1; break;
+		case 'n': o->count = (int)parse_count(optarg, 1, "-n"); break;
 		case 'h': usage(); exit(0);
 		case 'V':
 			/* The tool's own and the library it loaded. */
@@ -198,6 +222,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (msga_pattern_check(o->pattern))
 		usage_error("invalid -t '%s': a topic name or prefix*, from "
 			    "[A-Za-z0-9._/-]", o->pattern);
+	if (o->attach_pid) {
+		if (optind < argc)
+			usage_error("%s", "-p and -a take no uri");
+		return;
+	}
+	if (o->count)
+		usage_error("%s", "-n goes with -p or -a");
 	parse_members(o, argc, argv);
 }
 
@@ -615,6 +646,16 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_signals();
+	if (o.attach_pid) {
+		struct attach_opts a = {
+			.pid = o.attach_pid > 0 ? o.attach_pid : 0,
+			.interval = o.interval, .count = o.count,
+			.json = o.json, .clear = !o.json && isatty(1),
+			.stop = &stop,
+		};
+
+		return msga_stat_attach(&a);
+	}
 	ret = open_ctx(&r);
 	if (ret)
 		goto out;

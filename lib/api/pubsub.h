@@ -246,6 +246,7 @@ struct msga_sub {
 
 	uint32_t flags;
 	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
+	struct msga__sub_export *exp;  /* live counters (stat_export.c) */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pubsub.h"
+#include "stat_export.h"
 #include "topic.h"
 
 #define SUB_ATTR_MIN_SIZE \
@@ -166,6 +167,7 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub)
 
 static void sub_free(struct msga_sub *sub)
 {
+	msga__sub_export_free(sub);
 	for (size_t i = 0; i < SUB_NTRANSPORTS; i++)
 		sub_transports[i]->free(sub);
 	msga__ep_del(&sub->eng);
@@ -192,6 +194,7 @@ static uint64_t sub_tick(struct msga__ep *ep, uint64_t now)
 		if (due < next)
 			next = due;
 	}
+	msga__sub_export(sub, now);
 	return next;
 }
 

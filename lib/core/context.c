@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "internal.h"
+#include "stat_file.h"
 #include "endpoint.h"
 
 /* The part of struct msga_ctx_attr that version 0.1 callers must pass. */
@@ -158,7 +159,7 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 		return msga__open_fail(-EINVAL,
 				       "msga_ctx_open: attr->size %u < %zu (set it to sizeof)",
 				       attr->size, (size_t)CTX_ATTR_MIN_SIZE);
-	if (attr->flags & ~(uint32_t)MSGA_CTX_NO_EVENTS)
+	if (attr->flags & ~(uint32_t)(MSGA_CTX_NO_EVENTS | MSGA_CTX_NO_STATS))
 		return msga__open_fail(-EINVAL, "msga_ctx_open: unknown flags 0x%x",
 				       attr->flags);
 	ret = peer_timeout_of(attr, &timeout_ms);
@@ -188,6 +189,9 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	ret = ctx_alloc_resources(ctx);
 	if (ret)
 		goto fail;
+	/* (best effort: a context without its file still works) */
+	if (!(ctx->flags & MSGA_CTX_NO_STATS))
+		msga__stat_file_open(ctx);
 	*ctxp = ctx;
 	return 0;
 fail:
@@ -210,6 +214,7 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 	}
 	/* Publishers and subscribers first: their QPs and CQs use the PD. */
 	msga__ctx_endpoints_close(ctx);
+	msga__stat_file_close(ctx);
 	if (ctx->comp_channel)
 		ibv_destroy_comp_channel(ctx->comp_channel);
 	if (ctx->pd)

@@ -78,6 +78,9 @@ struct msga_ctx {
 	uint64_t prev_until_ns;
 	char *key_file;                   /* msga_ctx_attr.key_file, to reload */
 	uint32_t qkey;                    /* new UD queue pairs' Q_Key */
+	/* live counters (stat_file.c): NULL = none */
+	struct msga__stat_file *stat_file;
+	uint32_t stat_ids;                /* ids of the objects exported */
 };
 
 /*

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* stat_export.h - objects' counters into the live-counters file. */
+#ifndef MSGA_STAT_EXPORT_H
+#define MSGA_STAT_EXPORT_H
+
+#include <stdint.h>
+
+struct msga_sub;
+
+/* On sub's tick: refresh its slots if the interval has passed. */
+void msga__sub_export(struct msga_sub *sub, uint64_t now);
+/* sub is freed: its slots go back. */
+void msga__sub_export_free(struct msga_sub *sub);
+
+#endif
