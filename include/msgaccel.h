@@ -214,6 +214,10 @@ enum msga_event_type {
 	MSGA_EVENT_CONNECTED = 1,
 	/*
 	 * the peer went away or the connection failed; status says why.
+	 * Since 0.10, rdma:// (both sides): status 0 when the peer ended
+	 * cleanly (msga_sub_disconnect, msga_sub_destroy, msga_pub_destroy,
+	 * msga_ctx_close: it sent a goodbye), -ECONNRESET when it died or
+	 * its goodbye could not go out, -ETIMEDOUT when it fell silent.
 	 * Multicast and ud:// subscribers, since 0.6: with topic set, one
 	 * stream ended and the membership goes on: status 0 when its
 	 * publisher was destroyed (an end of stream), -ETIMEDOUT when it

@@ -333,6 +333,16 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify);
  * ring first: msga__sub_ring_poll.)
  */
 int msga__conn_poll(struct msga__conn *c, int budget);
+/*
+ * A clean end (0.10): a BYE on a ready connection, and a wait for it to
+ * leave until `until` (msga__now_ns() based) at the latest, before the
+ * caller kills c. Its peer reports status 0; without room, or past the
+ * wait, it sees a reset. The wait for all of an owner's connections
+ * together stays within MSGA__BYE_WAIT_NS: a dead peer delays a
+ * disconnect or destroy by that much, never more.
+ */
+#define MSGA__BYE_WAIT_NS 100000000ull /* 100 ms */
+void msga__conn_goodbye(struct msga__conn *c, uint64_t until);
 /* A ring subscriber's CQ holds only its own sends: not looked at often. */
 static inline int msga__ring_cq_due(const struct msga__conn *c)
 {

@@ -25,16 +25,28 @@ static int rc_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 
 		if (c->id != conn_id || c->state == MSGA__C_DEAD)
 			continue;
+		msga__conn_goodbye(c, msga__now_ns() + MSGA__BYE_WAIT_NS);
 		msga__conn_kill(c, 0, 0);
 		return 0;
 	}
 	return -ENOENT;
 }
 
+/* Every publisher hears a goodbye (a clean end: rc.h), in one wait. */
+static void rc_sub_goodbye(struct msga_sub *sub)
+{
+	uint64_t until = msga__now_ns() + MSGA__BYE_WAIT_NS;
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &sub->rc.conns)
+		msga__conn_goodbye(msga__own_conn(pos), until);
+}
+
 static void rc_sub_bury(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
+	rc_sub_goodbye(sub);
 	msga__list_for_each_safe(pos, tmp, &sub->rc.conns)
 		msga__conn_kill(msga__own_conn(pos), 0, 0);
 }
@@ -43,6 +55,7 @@ static void rc_sub_free(struct msga_sub *sub)
 {
 	struct msga__list *pos, *tmp;
 
+	rc_sub_goodbye(sub);
 	if (sub->rc.srq)
 		sub->rc.srq->closing = 1; /* it goes too: no receive to save */
 	msga__list_for_each_safe(pos, tmp, &sub->rc.conns) {
