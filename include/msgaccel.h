@@ -528,6 +528,15 @@ enum msga_sub_flags {
 	 * publisher still retains is repaired whole (msgaccel(7)).
 	 */
 	MSGA_SUB_RECOVERY_BOUND = 1u << 8,
+	/*
+	 * Since 0.10, rdma://: do not reconnect. By default a connection
+	 * whose publisher is not up yet, goes away or restarts is tried
+	 * again on the same conn_id, with a backoff (10 ms doubling to 1 s,
+	 * jittered), until it connects again or msga_sub_disconnect() ends
+	 * it (msga_sub_connect(3), RECONNECT). With this flag a connection
+	 * that fails or ends is gone, as before 0.10.
+	 */
+	MSGA_SUB_NO_RECONNECT = 1u << 9,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */

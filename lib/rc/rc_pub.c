@@ -240,8 +240,10 @@ static int pub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 	}
 }
 
-static void pub_conn_gone(struct msga__conn *c)
+static void pub_conn_gone(struct msga__conn *c, int status, int notify)
 {
+	(void)status;
+	(void)notify;
 	c->pub->rc.nconns--;
 	if (c->was_ready)
 		c->pub->rc.nready--;
