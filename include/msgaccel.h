@@ -250,6 +250,10 @@ enum msga_event_type {
 	MSGA_EVENT_CONNECTED = 1,
 	/*
 	 * the peer went away or the connection failed; status says why.
+	 * Since 0.10, rdma:// (both sides): status 0 when the peer ended
+	 * cleanly (msga_sub_disconnect, msga_sub_destroy, msga_pub_destroy,
+	 * msga_ctx_close: it sent a goodbye), -ECONNRESET when it died or
+	 * its goodbye could not go out, -ETIMEDOUT when it fell silent.
 	 * Multicast and ud:// subscribers, since 0.6: with topic set, one
 	 * stream ended and the membership goes on: status 0 when its
 	 * publisher was destroyed (an end of stream), -ETIMEDOUT when it
@@ -560,6 +564,15 @@ enum msga_sub_flags {
 	 * publisher still retains is repaired whole (msgaccel(7)).
 	 */
 	MSGA_SUB_RECOVERY_BOUND = 1u << 8,
+	/*
+	 * Since 0.10, rdma://: do not reconnect. By default a connection
+	 * whose publisher is not up yet, goes away or restarts is tried
+	 * again on the same conn_id, with a backoff (10 ms doubling to 1 s,
+	 * jittered), until it connects again or msga_sub_disconnect() ends
+	 * it (msga_sub_connect(3), RECONNECT). With this flag a connection
+	 * that fails or ends is gone, as before 0.10.
+	 */
+	MSGA_SUB_NO_RECONNECT = 1u << 9,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */

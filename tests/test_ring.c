@@ -734,6 +734,12 @@ Test(ring, heads_round_trip_and_only_ring_types_are_taken)
 				     .len = 5 };
 	cr_assert_eq(head_round_trip(&h, MSGA__RING_HEAD, 5, &o, &pl), 0);
 	cr_assert(o.type == MSGA__W_TOPIC && o.len == 5);
+	/* a publisher's goodbye (0.10): the last record, nothing but type */
+	h = (struct msga__wire_hdr){ .type = MSGA__W_BYE };
+	cr_assert_eq(head_round_trip(&h, MSGA__RING_HEAD, 0, &o, &pl), 0);
+	cr_assert(o.type == MSGA__W_BYE && !o.seq && !o.len);
+	h = (struct msga__wire_hdr){ .type = MSGA__W_TOPIC, .topic = 2,
+				     .len = 5 };
 	h.type = MSGA__W_SUBSCRIBE;
 	cr_assert_eq(head_round_trip(&h, MSGA__RING_HEAD, 5, &o, &pl),
 		     -EPROTO);

@@ -82,6 +82,29 @@ Test(wire, fragments_must_fit_their_message)
 	cr_expect_eq(check(&h, 100), -EPROTO, "unknown flag");
 }
 
+/* BYE (0.10): a clean end; nothing but the credit field is set. */
+Test(wire, bye)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_BYE, .credit = 7 };
+
+	cr_expect_eq(check(&h, 0), 0);
+	cr_expect_eq(check(&h, 1), -EPROTO, "BYE has no payload");
+	h.seq = 1;
+	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with a seq");
+	h.seq = 0;
+	h.len = 1;
+	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with a length");
+	h.len = 0;
+	h.topic = 1;
+	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with a topic");
+	h.topic = 0;
+	h.flags = MSGA__WF_FIRST;
+	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with flags");
+	h.flags = 0;
+	h.off = 4;
+	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with an offset");
+}
+
 Test(wire, control_messages)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };

@@ -219,7 +219,8 @@ static void on_event(const struct msga_event *ev, void *user)
 	else if (ev->type == MSGA_EVENT_GAP)
 		ep->gaps += ev->count;
 	else if (ev->sub && ev->type == MSGA_EVENT_CONNECT_FAILED)
-		ep->connected = -1; /* retried by connect_sub() */
+		ep->connected = -1; /* rdma:// retries by itself (0.10); the
+				     * others by connect_sub() */
 	else if (ev->type == MSGA_EVENT_DISCONNECTED && !ev->topic)
 		ep->peer_gone = 1; /* (a topic: one stream ended, not the peer) */
 }
@@ -296,7 +297,9 @@ static void connect_sub(struct endpoint *ep, const struct opts *o,
 		if (ep->connected == 0)
 			ep->connected = 2; /* connecting */
 		msga_ctx_poll(ep->ctx, 64);
-		if (ep->connected == -1) {
+		if (ep->connected == -1 && !strncmp(ep->uri, "rdma://", 7)) {
+			ep->connected = 2; /* the library tries again */
+		} else if (ep->connected == -1) {
 			usleep(20000);
 			ep->connected = 0;
 		}

@@ -96,7 +96,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_REPAIR_BY_NAK |
 					MSGA_SUB_OUT_OF_ORDER |
 					MSGA_SUB_REQUIRE_MAC |
-					MSGA_SUB_RECOVERY_BOUND)) ||
+					MSGA_SUB_RECOVERY_BOUND |
+					MSGA_SUB_NO_RECONNECT)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	if ((attr->flags & MSGA_SUB_REQUIRE_MAC) && !ctx->keys)
@@ -136,6 +137,7 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	sub->ud.rx_depth = rx_depth;
 	msga__list_init(&sub->rc.conns);
+	msga__list_init(&sub->rc.retries);
 	msga__list_init(&sub->ud.mships);
 	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);
 	*subp = sub;

@@ -75,6 +75,9 @@ int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
 	case MSGA__W_REFUSE: /* seq: a positive errno */
 		return payload == 0 && h->seq >= 1 && h->seq < 4096 ?
 			       0 : -EPROTO;
+	case MSGA__W_BYE: /* nothing but the credit field */
+		return payload == 0 && !h->flags && !h->topic && !h->seq &&
+		       !h->len && !h->off ? 0 : -EPROTO;
 	default:
 		return -EPROTO;
 	}

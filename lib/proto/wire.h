@@ -3,7 +3,8 @@
  * wire.h - the bytes msgaccel puts on an RC connection. Every SEND starts
  * with a 24-byte header (little-endian), then a payload:
  *
- *   0  u8  type     DATA, TOPIC, SUBSCRIBE, CREDIT, BATCH, AUTH, REFUSE
+ *   0  u8  type     DATA, TOPIC, SUBSCRIBE, CREDIT, BATCH, AUTH, REFUSE,
+ *                   BYE
  *   1  u8  flags    FIRST and LAST fragment bits (DATA)
  *   2  u16 topic    publisher's topic id (DATA, TOPIC)
  *   4  u32 credit   receives the sender has re-posted so far (mod 2^32)
@@ -42,6 +43,9 @@ enum msga__wire_type {
 	/* Since 0.8, authenticated connections (auth_wire.h): */
 	MSGA__W_AUTH = 6,      /* sub -> pub: its proof (len 16), first */
 	MSGA__W_REFUSE = 7,    /* pub -> sub: SUBSCRIBE refused; seq = errno */
+	/* Since 0.10: */
+	MSGA__W_BYE = 8,       /* either way: a clean end, the last message;
+				* every field but credit 0, no payload */
 };
 
 enum msga__wire_flags {

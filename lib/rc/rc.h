@@ -111,6 +111,10 @@ struct msga__conn {
 	struct rdma_cm_id *cm;
 	uint32_t connect_tries;        /* new ids after EADDRINUSE (iWARP) */
 	uint64_t nudge_at;             /* subscriber: next nudge if not */
+	/* subscriber (0.10): its reconnection's record (rc_sub_retry.c),
+	 * and whether it is a retry whose failure was told already */
+	struct msga__rc_retry *retry;
+	int quiet_fail;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	/* The PD of qp and of every MR its work requests name: a ring
@@ -211,8 +215,9 @@ struct msga__conn_owner_ops {
 	/* What a send tagged (pubsub.h) is free again: required of an owner
 	 * that tags its sends. */
 	void (*on_tag_done)(struct msga__conn *c, int32_t tag);
-	/* c died (msga__conn_kill), before its event is raised. */
-	void (*on_gone)(struct msga__conn *c);
+	/* c died (msga__conn_kill: its status, and whether it notifies),
+	 * before its event is raised. */
+	void (*on_gone)(struct msga__conn *c, int status, int notify);
 	/* The rdma_cm events of its handshake (address, route, established:
 	 * the subscriber's), c not dead; NULL: ignored. */
 	void (*on_cm)(struct msga__conn *c, const struct rdma_cm_event *ev);
@@ -333,6 +338,16 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify);
  * ring first: msga__sub_ring_poll.)
  */
 int msga__conn_poll(struct msga__conn *c, int budget);
+/*
+ * A clean end (0.10): a BYE on a ready connection, and a wait for it to
+ * leave until `until` (msga__now_ns() based) at the latest, before the
+ * caller kills c. Its peer reports status 0; without room, or past the
+ * wait, it sees a reset. The wait for all of an owner's connections
+ * together stays within MSGA__BYE_WAIT_NS: a dead peer delays a
+ * disconnect or destroy by that much, never more.
+ */
+#define MSGA__BYE_WAIT_NS 100000000ull /* 100 ms */
+void msga__conn_goodbye(struct msga__conn *c, uint64_t until);
 /* A ring subscriber's CQ holds only its own sends: not looked at often. */
 static inline int msga__ring_cq_due(const struct msga__conn *c)
 {
@@ -444,6 +459,30 @@ static inline int msga__topic_bit(const struct msga__conn *c, uint32_t t)
 /* rc_sub.c: a subscriber's connection made, with its owner's callbacks */
 int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 			 const struct sockaddr_storage *ss);
+/*
+ * rc_sub_retry.c: reconnection (0.10). One record per conn_id that may
+ * be tried again: made with its connection, on sub->rc.retries while it
+ * waits for its try. msga__rc_sub_retry (rc_sub.c) makes the try's
+ * connection (its conn_id, quiet about a failure already told): 0, or
+ * -errno when it could not start (the record stays the caller's).
+ */
+struct msga__rc_retry {
+	struct msga__list node;        /* sub->rc.retries, while waiting */
+	uint32_t id;
+	uint64_t due, backoff;         /* ns */
+	struct sockaddr_storage ss;
+	char peer[64];                 /* as the connection names it */
+};
+struct msga__rc_retry *msga__rc_retry_new(const char *peer,
+					  const struct sockaddr_storage *ss);
+void msga__rc_retry_gone(struct msga__conn *c, int status, int notify);
+struct msga__rc_retry *msga__rc_retry_due(struct msga_sub *sub, uint64_t now,
+					  uint64_t *next);
+void msga__rc_retry_again(struct msga_sub *sub, struct msga__rc_retry *r,
+			  uint64_t now);
+int msga__rc_retry_cancel(struct msga_sub *sub, uint32_t conn_id);
+void msga__rc_retry_free_all(struct msga_sub *sub);
+int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r);
 /*
  * rc_sub_ep.c: everything that arrived (the ring's records, then the CQ
  * when due), up to budget: the subscriber's drain.

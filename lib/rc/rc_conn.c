@@ -184,11 +184,11 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 		rdma_disconnect(c->cm); /* (the QP goes to the error state) */
 	/* (the subscriber's voids its ring's key and leaves the SRQ; the
 	 * publisher's counts it out) */
-	c->owner->on_gone(c);
+	c->owner->on_gone(c, status, notify);
 	if (!notify)
 		return;
 	if (c->was_ready)
 		msga__conn_emit(c, MSGA_EVENT_DISCONNECTED, status);
-	else if (c->sub)
+	else if (c->sub && !c->quiet_fail) /* (a retry's: told once) */
 		msga__conn_emit(c, MSGA_EVENT_CONNECT_FAILED, status);
 }

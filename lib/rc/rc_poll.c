@@ -91,19 +91,28 @@ static int conn_rx(struct msga__conn *c, const struct ibv_wc *wc,
 	return ret;
 }
 
+/*
+ * An SRQ receive this connection took: counted, and back on the SRQ
+ * unread when drop says it will not be read (a dead, failing or leaving
+ * connection's): the SRQ outlives the connection.
+ */
+static void conn_srq_wc(struct msga__conn *c, const struct ibv_wc *wc,
+			int drop)
+{
+	if (!c->srq || !msga__srq_wr(wc->wr_id))
+		return;
+	msga__srq_taken(c->srq);
+	if (drop)
+		msga__srq_repost(c, msga__srq_slot(c->srq, wc->wr_id)->idx);
+}
+
 static int conn_wc(struct msga__conn *c, const struct ibv_wc *wc,
 		   uint64_t now_ns)
 {
 	int ret;
 
-	/* An SRQ receive that a dead or failing connection took goes back
-	 * unread: the SRQ outlives the connection. */
-	if (c->srq && msga__srq_wr(wc->wr_id)) {
-		msga__srq_taken(c->srq);
-		if (c->state == MSGA__C_DEAD || wc->status != IBV_WC_SUCCESS)
-			msga__srq_repost(c, msga__srq_slot(c->srq,
-							   wc->wr_id)->idx);
-	}
+	conn_srq_wc(c, wc, c->state == MSGA__C_DEAD ||
+			   wc->status != IBV_WC_SUCCESS);
 	if (c->state == MSGA__C_DEAD)
 		return 0; /* flushed work of a dead connection */
 	if (wc->status != IBV_WC_SUCCESS) {
@@ -158,6 +167,58 @@ int msga__conn_poll(struct msga__conn *c, int budget)
 	if (c->state != MSGA__C_DEAD && msga__credit_need_update(&c->cr))
 		msga__conn_send_credit(c);
 	return done;
+}
+
+/*
+ * Whether the BYE (work request bye) has left: its completion, or a
+ * failure, among n completions; what else arrived is dropped as a
+ * leaving connection's (sends retired, SRQ receives back, the rest unread).
+ */
+static int bye_done(struct msga__conn *c, const struct ibv_wc *wc, int n,
+		    uint64_t bye)
+{
+	int done = 0;
+
+	for (int i = 0; i < n; i++) {
+		conn_srq_wc(c, &wc[i], 1);
+		if (wc[i].status != IBV_WC_SUCCESS)
+			done = 1; /* (the queue pair broke: no more will come) */
+		else if (!(wc[i].opcode & IBV_WC_RECV))
+			conn_tx_done(c, wc[i].wr_id);
+		if (wc[i].status == IBV_WC_SUCCESS &&
+		    !(wc[i].opcode & IBV_WC_RECV) && wc[i].wr_id == bye)
+			done = 1;
+	}
+	return done;
+}
+
+/*
+ * A clean end (0.10): a BYE, the last message, so that the peer reports
+ * status 0 and not a reset, and a wait until `until` at the latest for it
+ * to be acknowledged, because a disconnect before that would flush it
+ * unsent. Nothing arriving meanwhile reaches the owner. A connection
+ * not ready, with no room for a control message, or whose BYE is not
+ * out in time ends as before: the peer sees a reset (rc.h).
+ */
+void msga__conn_goodbye(struct msga__conn *c, uint64_t until)
+{
+	struct msga__wire_hdr h = { .type = MSGA__W_BYE };
+	struct ibv_wc wc[POLL_BATCH];
+	uint64_t bye;
+	int n = 0;
+
+	if (c->state != MSGA__C_READY || !c->qp || !msga__conn_can_ctl(c))
+		return;
+	if (msga__conn_send(c, &(const struct msga__send_desc){
+		    .hdr = &h, .tag = MSGA__TAG_NONE, .signal = 1 }))
+		return; /* (killed, and said so) */
+	bye = c->tx_seq - 1; /* (the last, signalled, of what it posted) */
+	while (n >= 0 && !msga__time_reached(msga__now_ns(), until)) {
+		n = msga__cq_drain(c->cq, &c->armed, c->ctx->evmode, wc,
+				   POLL_BATCH);
+		if (n > 0 && bye_done(c, wc, n, bye))
+			return;
+	}
 }
 
 static int cm_error_status(const struct rdma_cm_event *ev)

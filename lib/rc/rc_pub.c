@@ -232,13 +232,18 @@ static int pub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 	case MSGA__W_CREDIT:
 		/* (nothing from an unproven peer counts) */
 		return c->key && !c->auth.proven ? -EACCES : 0;
+	case MSGA__W_BYE: /* a clean leave: DISCONNECTED with status 0 */
+		msga__conn_kill(c, 0, 1);
+		return 0;
 	default:
 		return -EPROTO;
 	}
 }
 
-static void pub_conn_gone(struct msga__conn *c)
+static void pub_conn_gone(struct msga__conn *c, int status, int notify)
 {
+	(void)status;
+	(void)notify;
 	c->pub->rc.nconns--;
 	if (c->was_ready)
 		c->pub->rc.nready--;

@@ -42,6 +42,9 @@ struct msga__sub_rc {
 	struct msga__list conns;       /* its connections to publishers */
 	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
 	int no_srq;                    /* the device has none */
+	/* connections waiting to try again (0.10, rc_sub_retry.c) */
+	struct msga__list retries;
+	uint64_t rand;                 /* their jitter's state */
 };
 
 #endif

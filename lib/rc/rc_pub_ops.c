@@ -81,6 +81,17 @@ static int rc_pub_subscribers(const struct msga_pub *pub)
 	return pub->rc.nready;
 }
 
+/* msga_pub_destroy: every subscriber hears a goodbye (a clean end:
+ * rc.h), in one wait. */
+static void rc_pub_close(struct msga_pub *pub)
+{
+	uint64_t until = msga__now_ns() + MSGA__BYE_WAIT_NS;
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
+		msga__conn_goodbye(msga__own_conn(pos), until);
+}
+
 static void rc_pub_bury(struct msga_pub *pub)
 {
 	struct msga__list *pos, *tmp;
@@ -113,6 +124,7 @@ const struct msga__pub_ops msga__rc_pub_ops = {
 	.on_cm = rc_pub_on_cm,
 	.port = rc_pub_port,
 	.subscribers = rc_pub_subscribers,
+	.close = rc_pub_close,
 	.bury = rc_pub_bury,
 	.free = rc_pub_free,
 };

@@ -20,10 +20,19 @@
  * QP on the SRQ starts its wait for LAST_WQE_REACHED (freed after it,
  * srq.c).
  */
-static void sub_conn_gone(struct msga__conn *c)
+static void sub_conn_gone(struct msga__conn *c, int status, int notify)
 {
 	msga__ring_unregister(c);
 	msga__srq_conn_error(c);
+	msga__rc_retry_gone(c, status, notify); /* (0.10: try again?) */
+}
+
+/* Freed: its reassembly buffers, and a record no retry took. */
+static void sub_conn_free(struct msga__conn *c)
+{
+	msga__rs_free_all(c);
+	free(c->retry);
+	c->retry = NULL;
 }
 
 static const struct msga__conn_owner_ops sub_owner = {
@@ -31,15 +40,18 @@ static const struct msga__conn_owner_ops sub_owner = {
 	.on_gone = sub_conn_gone,
 	.on_cm = msga__sub_on_cm,
 	.drain = msga__rc_sub_conn_drain,
-	.on_free = msga__rs_free_all,
+	.on_free = sub_conn_free,
 };
 
 /*
- * The RC part of msga_sub_connect(): a connection to the publisher at ss
- * (uri names it in events), resolving its address. Returns its conn_id.
+ * A connection conn_id to the publisher at ss (peer names it in events),
+ * resolving its address; r its reconnection record (NULL: none), quiet
+ * if a failure of it was told already (a retry). Returns
+ * conn_id, or -errno with nothing left behind but r, still the caller's.
  */
-int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
-			 const struct sockaddr_storage *ss)
+static int conn_start(struct msga_sub *sub, const char *peer,
+		      const struct sockaddr_storage *ss, uint32_t conn_id,
+		      struct msga__rc_retry *r, int quiet)
 {
 	struct msga__conn_geom geom = {
 		MSGA__SUB_RX_DEPTH, MSGA__DATA_SLOT, MSGA__SUB_SQ_DEPTH,
@@ -60,10 +72,11 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 	c->sub = sub;
 	c->ring = ring ? MSGA__C_RING_READER : MSGA__C_RING_NONE;
 	c->eng.silent = ring; /* (msga_ctx_fd() refuses to sleep on it) */
-	c->id = sub->next_id++;
+	c->id = conn_id;
+	c->quiet_fail = quiet;
 	c->state = MSGA__C_RESOLVING;
 	msga__list_add_tail(&sub->rc.conns, &c->own_node);
-	snprintf(c->peer, sizeof(c->peer), "%s", uri + strlen("rdma://"));
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	c->names = calloc(MSGA_PUB_TOPICS_MAX, sizeof(*c->names));
 	if (!c->names) {
 		ret = -ENOMEM;
@@ -77,15 +90,50 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 	if (rdma_resolve_addr(c->cm, NULL, (struct sockaddr *)ss, 2000)) {
 		/* No route, no such network: one documented code for all. */
 		ret = msga__neg_errno(EHOSTUNREACH);
-		msga__ctx_fail(sub->ctx, ret, "msga_sub_connect(%s): "
-			       "rdma_resolve_addr", uri);
+		msga__ctx_fail(sub->ctx, ret, "msga_sub_connect(rdma://%s): "
+			       "rdma_resolve_addr", peer);
 		if (ret != -ENOMEM)
 			ret = -EHOSTUNREACH;
 		goto fail;
 	}
+	c->retry = r;
 	return (int)c->id;
 fail:
 	c->state = MSGA__C_DEAD;
 	msga__conn_free(c);
 	return ret;
+}
+
+/*
+ * The RC part of msga_sub_connect(): a connection to the publisher at ss
+ * (uri names it in events), with its reconnection record unless the
+ * subscriber wants none. Returns its conn_id.
+ */
+int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
+			 const struct sockaddr_storage *ss)
+{
+	const char *peer = uri + strlen("rdma://");
+	struct msga__rc_retry *r = NULL;
+	int ret;
+
+	if (!(sub->flags & MSGA_SUB_NO_RECONNECT)) {
+		r = msga__rc_retry_new(peer, ss);
+		if (!r)
+			return -ENOMEM;
+	}
+	ret = conn_start(sub, peer, ss, sub->next_id, r, 0);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	sub->next_id++;
+	return ret;
+}
+
+/* A try of r's connection (0.10): its failure was told already. */
+int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r)
+{
+	int ret = conn_start(sub, r->peer, &r->ss, r->id, r, 1);
+
+	return ret < 0 ? ret : 0;
 }

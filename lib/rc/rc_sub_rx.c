@@ -132,6 +132,12 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		return msga__ctx_fail(c->ctx, -(int)h->seq, "connection %u to "
 				      "%s: the publisher refused pattern "
 				      "'%s'", c->id, c->peer, c->sub->pattern);
+	if (h->type == MSGA__W_BYE) {
+		/* The publisher ended cleanly: status 0 (before it answered
+		 * us, it refused us as a reset would). */
+		msga__conn_kill(c, c->was_ready ? 0 : -ECONNRESET, 1);
+		return 0;
+	}
 	if (!c->was_ready) { /* (authenticated: its first answer) */
 		c->was_ready = 1;
 		msga__conn_emit(c, MSGA_EVENT_CONNECTED, 0);

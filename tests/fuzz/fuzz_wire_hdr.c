@@ -48,6 +48,9 @@ static int ref_ok(const struct msga__wire_hdr *h, size_t payload)
 		return h->len == 16 && payload == 16;
 	case MSGA__W_REFUSE:
 		return payload == 0 && h->seq >= 1 && h->seq < 4096;
+	case MSGA__W_BYE: /* (0.10) the credit field alone may be set */
+		return payload == 0 && h->flags == 0 && h->topic == 0 &&
+		       h->seq == 0 && h->len == 0 && h->off == 0;
 	default:
 		return 0;
 	}
