@@ -394,35 +394,45 @@ static int big_buffer(struct msga_pub *pub)
 static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 		    int need_buf)
 {
-	uint64_t give_up = 0, now;
+	uint64_t give_up = 0, now, start = 0;
+	int ret;
 
 	for (;;) {
-		int ret = pub->big_busy ? -EAGAIN :
-			  pub->ops->ready(pub, topic_id, len);
+		ret = pub->big_busy ? -EAGAIN :
+		      pub->ops->ready(pub, topic_id, len);
 
 		if (!ret && need_buf && !pub->tx_nfree)
 			ret = -EAGAIN;
 		if (ret == -EAGAIN && pub->ops->held_up)
 			pub->ops->held_up(pub);
+		if (ret == -EAGAIN && !(pub->flags & MSGA_PUB_BLOCK))
+			pub->st.eagain++;
 		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
-			return ret;
+			break;
 		now = msga__now_ns();
-		if (!give_up)
+		if (!give_up) {
 			give_up = now + msga__slow_wait_ns(pub->slow_ns);
-		else if (now >= give_up)
+			start = now;
+		} else if (now >= give_up) {
+			pub->st.blocked_ns += now - start;
 			return msga__ctx_fail(pub->ctx, -ETIMEDOUT,
 					      "msga_pub_claim/send: no room "
 					      "for %llu ms",
 					      (unsigned long long)
 					      (msga__slow_wait_ns(pub->slow_ns) /
 					       1000000u));
+		}
 		/* (from a callback of this context: -EDEADLK) */
 		ret = msga_ctx_poll(pub->ctx, 64);
-		if (ret < 0)
-			return ret;
-		if (pub->dead)
-			return -ESHUTDOWN; /* a callback destroyed it */
+		if (ret < 0 || pub->dead) {
+			pub->st.blocked_ns += msga__now_ns() - start;
+			/* (-ESHUTDOWN: a callback destroyed it) */
+			return ret < 0 ? ret : -ESHUTDOWN;
+		}
 	}
+	if (give_up)
+		pub->st.blocked_ns += msga__now_ns() - start;
+	return ret;
 }
 
 static int pub_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
@@ -503,6 +513,17 @@ static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 		    const void *data, size_t len);
 
+/* A message went out (ret: to how many, or -errno): its counters. */
+static int counted(struct msga_pub *pub, size_t len, int ret)
+{
+	if (ret >= 0) {
+		pub->st.msgs++;
+		pub->st.bytes += len;
+		pub->st.deliveries += (uint64_t)ret;
+	}
+	return ret;
+}
+
 static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	/* From here on only the publisher's own record (claim_ok). */
@@ -520,7 +541,7 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	ret = pub->ops->commit(pub, &mine, slot, slot == CLAIM_BIG);
 	if (ret == MSGA__PUB_AS_SEND)
 		return pub_send(pub, mine.topic_id, NULL, 0);
-	return ret;
+	return counted(pub, mine.len, ret);
 }
 
 /* (a connection that fails here raises its event at once: engine.c) */
@@ -565,7 +586,8 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 	if (pub->claimed)
 		return -EBUSY;
 	ret = room_for(pub, topic_id, len, 0);
-	return ret ? ret : pub->ops->commit(pub, &mine, CLAIM_INLINE, 0);
+	return ret ? ret : counted(pub, len, pub->ops->commit(pub, &mine,
+							       CLAIM_INLINE, 0));
 }
 
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
@@ -579,7 +601,7 @@ static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 	ret = pub->ops->send ? pub->ops->send(pub, topic_id, data, len) :
 			       MSGA__PUB_CLAIM;
 	if (ret >= 0)
-		return ret;
+		return counted(pub, len, ret);
 	if (ret == MSGA__PUB_INLINE)
 		return send_inline(pub, topic_id, data, len);
 	ret = msga_pub_claim(pub, topic_id, len, &claim);

@@ -106,6 +106,7 @@ struct msga__conn {
 	uint32_t id;
 	int state;
 	int was_ready;
+	int gone_status;               /* msga__conn_kill's, for its owner */
 	int established;               /* sub: rdma_cm said so */
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
@@ -158,6 +159,7 @@ struct msga__conn {
 	uint32_t bat_len;              /* bytes in the open batch */
 	uint32_t bat_open;             /* 1: open batch holds one credit */
 	struct msga__slow_consumer slow; /* holding up the stream? */
+	uint64_t tx_msgs, tx_bytes;    /* messages to it (msga_pub_conn_stats) */
 
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];

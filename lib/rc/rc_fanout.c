@@ -24,6 +24,7 @@ static void held_up_by(struct msga_pub *pub, struct msga__conn *c,
 {
 	if (!*now)
 		*now = msga__now_ns();
+	pub->st.stalls += !c->slow.blocking;
 	msga__slow_blocked(&c->slow, *now, msga__conn_room_made(c),
 			   pub->slow_ns);
 }
@@ -115,6 +116,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		if (msga__bat_fits(c, len)) {
 			msga__bat_append(c, &h, data, len);
 			sent++;
+			c->tx_msgs++;
+			c->tx_bytes += len;
 			continue;
 		}
 		if (c->bat_open && msga__bat_flush(c))
@@ -125,6 +128,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			c->bat_len = 0;
 			msga__bat_append(c, &h, data, len);
 			sent++;
+			c->tx_msgs++;
+			c->tx_bytes += len;
 			continue;
 		}
 		if (!msga__conn_can_data(c)) {
@@ -143,6 +148,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		if (!c->last_inline)
 			pub->tx_ref[slot]++;
 		sent++;
+		c->tx_msgs++;
+		c->tx_bytes += len;
 	}
 	if (slot != MSGA__SLOT_INLINE && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
@@ -211,6 +218,8 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 		c->big_off = 0;
 		c->big_inflight = 0;
 		sent++;
+		c->tx_msgs++;
+		c->tx_bytes += claim->len;
 	}
 	big_pump(pub);
 	msga__pub_work(pub);
@@ -240,6 +249,10 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 	if (!ret)
 		return -1;
 	pub->topics[topic_id].seq++;
+	if (ret > 0) {
+		c->tx_msgs++;
+		c->tx_bytes += len;
+	}
 	return ret > 0;
 }
 

@@ -387,6 +387,7 @@ struct msga__udest {
 	uint32_t ann;                /* topics [0, ann) matched below */
 	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
 	uint64_t last_seen_ns;
+	uint64_t msgs, bytes;        /* committed to it (msga_pub_conn_stats) */
 };
 
 /*

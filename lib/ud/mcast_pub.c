@@ -361,6 +361,17 @@ static void pump(struct msga_pub *pub)
 	}
 }
 
+/* ud://: the message is each target's (msga_pub_conn_stats). */
+static void count_dests(struct msga_pub *pub, uint32_t len)
+{
+	for (uint64_t m = pub->ud.pump_mask; m; m &= m - 1) {
+		struct msga__udest *d = &pub->ud.dests[__builtin_ctzll(m)];
+
+		d->msgs++;
+		d->bytes += len;
+	}
+}
+
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big)
 {
@@ -376,6 +387,8 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->ud.pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->ud.pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
 	pub->ud.pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
+	if (pub->ud.unicast)
+		count_dests(pub, len);
 	/* where its copy will be, for READs (mcast_serve.c); a message
 	 * too large to keep names the ring's tail: nothing */
 	if (pub->ud.rpos_flag)
@@ -496,6 +509,7 @@ static uint64_t heartbeat_tick(struct msga__udep *ep, uint64_t now)
 				busy = 1; /* the queue is full: look again soon */
 				break;
 			}
+			pub->st.keepalives++;
 			t->hb_gap_ns = t->hb_gap_ns * 2 < cap_ns ?
 				       t->hb_gap_ns * 2 : cap_ns;
 			t->hb_due_ns = now + t->hb_gap_ns;
