@@ -346,7 +346,12 @@ Test(pub_stats, ud_counts_and_mcast_has_no_conns, .timeout = 120)
 	cr_expect_eq(st.gone_clean, 1);
 	cr_expect_eq(st.unmatched, 1);
 
+	/* mcast://: its group's join completing is its CONNECTED event */
 	mpub = dp_pub_at(pctx, "mcast://239.1.36.2", 0, &mev);
+	cr_assert(dp_poll_until(ctxs, 2, &mev.connected, 1, 20000),
+		  "no CONNECTED for the group's join");
+	cr_expect_eq(mev.last_status, 0);
+	cr_expect_eq(mev.last_conn, 0, "the publisher's first group");
 	c1.size = sizeof(c1);
 	cr_expect_eq(msga_pub_conn_stats(mpub, 0, &c1), -EOPNOTSUPP);
 	st = pub_stats(mpub);
