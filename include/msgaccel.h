@@ -444,7 +444,17 @@ struct msga_pub_attr {
 	 */
 	uint32_t reject_events_per_s;
 	uint32_t reserved;
+	/*
+	 * Since 0.10: msga_pub_destroy() first waits up to this long for
+	 * what was committed to reach the subscribers (msga_pub_flush()),
+	 * polling the context. 0: no wait, as before 0.10; at most
+	 * MSGA_LINGER_MAX_MS. Not from a callback, where it cannot poll.
+	 */
+	uint32_t linger_ms;
+	uint32_t reserved3;
 };
+
+#define MSGA_LINGER_MAX_MS 3600000u
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
 #define MSGA_PUB_HANDSHAKES_DEFAULT 32u
@@ -591,12 +601,27 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 			     const struct msga_pub_attr *attr,
 			     struct msga_pub **pubp);
 /**
- * Destroy pub: a UD publisher first sends each stream's END (waiting 100
- * ms at most); then its connections close (subscribers see DISCONNECTED,
- * pub's on_event is not called) and an uncommitted claim is dropped. NULL
- * is a no-op. Cannot fail. Callbacks: yes, its own included.
+ * Destroy pub: since 0.10 it first flushes for up to msga_pub_attr's
+ * linger_ms (msga_pub_flush(); not from a callback); a UD publisher then
+ * sends each stream's END (waiting 100 ms at most); then its connections
+ * close (subscribers see DISCONNECTED, pub's on_event is not called) and
+ * an uncommitted claim is dropped. NULL is a no-op. Cannot fail.
+ * Callbacks: yes, its own included (without the linger; msga_ctx_close()
+ * does not linger either).
  */
 MSGA_API void msga_pub_destroy(struct msga_pub *pub);
+/**
+ * Since 0.10: wait until every message committed on pub has reached every
+ * subscriber it has now (rdma://: each send acknowledged by the peer's
+ * device; UD: sent; MSGA_PUB_RELIABLE: and no repair asked for during a
+ * quiet period, msga_pub_flush(3)), polling pub's context meanwhile
+ * (callbacks run). timeout_ms: 0 looks once without polling, -1 waits
+ * without a limit. 0, or -EINVAL (pub NULL, timeout_ms below -1),
+ * -ETIMEDOUT, -EDEADLK (from a callback, timeout_ms not 0), -ESHUTDOWN
+ * (a callback destroyed pub), -ENETDOWN (UD endpoint gone). Callbacks:
+ * only with timeout_ms 0.
+ */
+MSGA_API int msga_pub_flush(struct msga_pub *pub, int timeout_ms);
 /**
  * The port, in host order, that an rdma:// or ud:// publisher listens on:
  * what port 0 picked. The port (1 to 65535), or -EINVAL (pub NULL),

@@ -238,6 +238,11 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if ((attr->flags & MSGA_PUB_MAC) && !ctx->keys)
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
 				      "MSGA_PUB_MAC needs a context with keys");
+	if (PUB_ATTR_HAS(attr, linger_ms) &&
+	    attr->linger_ms > MSGA_LINGER_MAX_MS)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+				      "linger_ms %u is above %u",
+				      attr->linger_ms, MSGA_LINGER_MAX_MS);
 	ops = pub_ops_for(attr->uri);
 	ret = ops->check(ctx, attr);
 	if (ret)
@@ -253,6 +258,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
 			  sizeof(attr->max_datagram))
 		pub->ud.max_datagram = attr->max_datagram;
+	if (PUB_ATTR_HAS(attr, linger_ms))
+		pub->linger_ms = attr->linger_ms;
 	msga__list_init(&pub->rc.conns);
 	msga__ep_add(ctx, &pub->eng, &pub_ep_ops, 0);
 	ret = pub_limits(pub, attr);
@@ -285,10 +292,24 @@ static void pub_bury(struct msga_pub *pub)
 	pub->ops->bury(pub);
 }
 
+static int pub_flush(struct msga_pub *pub, int timeout_ms);
+
 MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
 	if (!pub || pub->dead)
 		return;
+	/* (a callback cannot poll: no linger there) */
+	if (pub->linger_ms && !pub->ctx->busy && !pub->ctx->closing) {
+		struct msga_ctx *ctx = pub->ctx;
+		int dead;
+
+		msga__ctx_enter(ctx);
+		pub_flush(pub, (int)pub->linger_ms);
+		dead = pub->dead; /* (read before the leave may free it) */
+		msga__ctx_leave(ctx);
+		if (dead)
+			return; /* a callback during the linger destroyed it */
+	}
 	if (pub->ops->close)
 		pub->ops->close(pub); /* (multicast: each stream's END) */
 	if (pub->ctx->busy)
@@ -621,6 +642,53 @@ MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 		return -EINVAL;
 	msga__ctx_enter(pub->ctx);
 	ret = pub_send(pub, topic_id, data, len);
+	msga__ctx_leave(pub->ctx);
+	return ret;
+}
+
+/*
+ * Poll until the transport says every committed message is out, or
+ * timeout_ms passed (-1: no limit; 0: one look, no poll). A subscriber
+ * that leaves meanwhile no longer counts (the transport looks only at the
+ * ones it has).
+ */
+static int pub_flush(struct msga_pub *pub, int timeout_ms)
+{
+	uint64_t end = msga__now_ns() + (uint64_t)timeout_ms * 1000000u;
+	int first = 1, ret;
+
+	for (;;) {
+		ret = pub->ops->flushed(pub, first);
+		first = 0;
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (!timeout_ms)
+			return -ETIMEDOUT;
+		if (timeout_ms > 0 && msga__time_reached(msga__now_ns(), end))
+			return msga__ctx_fail(pub->ctx, -ETIMEDOUT,
+					      "msga_pub_flush: not out after "
+					      "%d ms", timeout_ms);
+		/* (from a callback of this context: -EDEADLK) */
+		ret = msga_ctx_poll(pub->ctx, 64);
+		if (ret < 0)
+			return ret;
+		if (pub->dead)
+			return -ESHUTDOWN; /* a callback destroyed it */
+	}
+}
+
+MSGA_API int msga_pub_flush(struct msga_pub *pub, int timeout_ms)
+{
+	int ret;
+
+	if (!pub || timeout_ms < -1)
+		return -EINVAL;
+	if (pub->dead)
+		return -ESHUTDOWN;
+	if (timeout_ms && pub->ctx->polling)
+		return -EDEADLK; /* a callback cannot poll */
+	msga__ctx_enter(pub->ctx);
+	ret = pub_flush(pub, timeout_ms);
 	msga__ctx_leave(pub->ctx);
 	return ret;
 }

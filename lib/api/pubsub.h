@@ -164,6 +164,11 @@ struct msga__pub_ops {
 	 * -ENOENT or -EOPNOTSUPP */
 	int (*conn_stats)(const struct msga_pub *pub, uint32_t idx,
 			  struct msga_pub_conn_stats *st);
+	/* msga_pub_flush: has every committed message reached every
+	 * current subscriber? 1 yes, 0 not yet (it may post what makes
+	 * progress visible), or -errno (never will). first: the flush's
+	 * first look */
+	int (*flushed)(struct msga_pub *pub, int first);
 };
 
 /* The tables msga_pub_create() picks from, by the uri's scheme. */
@@ -181,6 +186,7 @@ struct msga_pub {
 	struct msga__pub_rc rc;        /* rdma:// (lib/rc/rc_pub.h) */
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
+	uint32_t linger_ms;            /* msga_pub_attr.linger_ms */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 

@@ -431,6 +431,7 @@ int msga__rc_pub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 int msga__rc_pub_send(struct msga_pub *pub, uint32_t topic_id,
 		      const void *data, size_t len);
 int msga__rc_pub_progress(struct msga_pub *pub);
+int msga__rc_pub_flushed(struct msga_pub *pub, int first);
 /* A connection of pub->conns or sub->rc.conns, from its own_node. */
 static inline struct msga__conn *msga__own_conn(struct msga__list *pos)
 {

@@ -361,3 +361,38 @@ int msga__rc_pub_progress(struct msga_pub *pub)
 	}
 	return more || pub->big_busy;
 }
+
+/*
+ * msga_pub_flush: every committed message of every ready subscriber is
+ * out and its send completed: the RC acknowledgement says the peer's
+ * device has it. No open batch, no big message going out, and every
+ * posted work request completed; unsignalled ones are made visible by
+ * one signalled CREDIT behind them, as flush_unsignalled does.
+ */
+int msga__rc_pub_flushed(struct msga_pub *pub, int first)
+{
+	struct msga__list *pos, *tmp;
+	int done = !pub->big_busy;
+
+	(void)first;
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
+		struct msga__conn *c = msga__own_conn(pos);
+		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+		struct msga__send_desc m = { .hdr = &h, .tag = MSGA__TAG_NONE,
+					     .signal = 1 };
+
+		if (c->state != MSGA__C_READY)
+			continue; /* gone: it no longer counts */
+		if (c->bat_open || c->big_active) {
+			done = 0;
+			msga__pub_work(pub);
+			continue;
+		}
+		if (c->tx_done == c->tx_seq)
+			continue;
+		done = 0;
+		if (c->unsig && msga__conn_can_ctl(c))
+			msga__conn_send(c, &m);
+	}
+	return done;
+}

@@ -165,4 +165,5 @@ const struct msga__pub_ops msga__rc_pub_ops = {
 	.free = rc_pub_free,
 	.stats = rc_pub_stats,
 	.conn_stats = rc_pub_conn_stats,
+	.flushed = msga__rc_pub_flushed,
 };

@@ -147,6 +147,7 @@ const struct msga__pub_ops msga__mcast_pub_ops = {
 	.free = mpub_free,
 	.stats = mpub_stats,
 	.conn_stats = mpub_conn_stats,
+	.flushed = msga__mpub_flushed,
 };
 
 static int upub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
@@ -195,4 +196,5 @@ const struct msga__pub_ops msga__ud_pub_ops = {
 	.free = mpub_free,
 	.stats = mpub_stats,
 	.conn_stats = upub_conn_stats,
+	.flushed = msga__mpub_flushed,
 };
