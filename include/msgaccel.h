@@ -484,7 +484,17 @@ struct msga_pub_attr {
 	 */
 	uint32_t reject_events_per_s;
 	uint32_t reserved;
+	/*
+	 * Since 0.10: msga_pub_destroy() first waits up to this long for
+	 * what was committed to reach the subscribers (msga_pub_flush()),
+	 * polling the context. 0: no wait, as before 0.10; at most
+	 * MSGA_LINGER_MAX_MS. Not from a callback, where it cannot poll.
+	 */
+	uint32_t linger_ms;
+	uint32_t reserved3;
 };
+
+#define MSGA_LINGER_MAX_MS 3600000u
 
 #define MSGA_SLOW_CONSUMER_DEFAULT_PEER_TIMEOUTS 3u
 #define MSGA_PUB_HANDSHAKES_DEFAULT 32u
@@ -657,12 +667,27 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 			     const struct msga_pub_attr *attr,
 			     struct msga_pub **pubp);
 /**
- * Destroy pub: a UD publisher first sends each stream's END (waiting 100
- * ms at most); then its connections close (subscribers see DISCONNECTED,
- * pub's on_event is not called) and an uncommitted claim is dropped. NULL
- * is a no-op. Cannot fail. Callbacks: yes, its own included.
+ * Destroy pub: since 0.10 it first flushes for up to msga_pub_attr's
+ * linger_ms (msga_pub_flush(); not from a callback); a UD publisher then
+ * sends each stream's END (waiting 100 ms at most); then its connections
+ * close (subscribers see DISCONNECTED, pub's on_event is not called) and
+ * an uncommitted claim is dropped. NULL is a no-op. Cannot fail.
+ * Callbacks: yes, its own included (without the linger; msga_ctx_close()
+ * does not linger either).
  */
 MSGA_API void msga_pub_destroy(struct msga_pub *pub);
+/**
+ * Since 0.10: wait until every message committed on pub has reached every
+ * subscriber it has now (rdma://: each send acknowledged by the peer's
+ * device; UD: sent; MSGA_PUB_RELIABLE: and no repair asked for during a
+ * quiet period, msga_pub_flush(3)), polling pub's context meanwhile
+ * (callbacks run). timeout_ms: 0 looks once without polling, -1 waits
+ * without a limit. 0, or -EINVAL (pub NULL, timeout_ms below -1),
+ * -ETIMEDOUT, -EDEADLK (from a callback, timeout_ms not 0), -ESHUTDOWN
+ * (a callback destroyed pub), -ENETDOWN (UD endpoint gone). Callbacks:
+ * only with timeout_ms 0.
+ */
+MSGA_API int msga_pub_flush(struct msga_pub *pub, int timeout_ms);
 /**
  * The port, in host order, that an rdma:// or ud:// publisher listens on:
  * what port 0 picked. The port (1 to 65535), or -EINVAL (pub NULL),
@@ -904,6 +929,77 @@ MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
  */
 MSGA_API int msga_sub_stream_stats(const struct msga_sub *sub, uint32_t idx,
 				   struct msga_stream_stats *st);
+
+/*
+ * Since 0.10: a publisher's counters (msga_pub_stats(3)), every transport
+ * together. Plain fields that the publisher's own calls and
+ * msga_ctx_poll() update: no I/O, no lock; read them from the polling
+ * thread. Fields a transport never counts stay 0 (the page says which).
+ */
+struct msga_pub_stats {
+	uint32_t size;          /* sizeof(struct msga_pub_stats), set by caller */
+	uint32_t conn_slots;    /* msga_pub_conn_stats idx: 0 to conn_slots - 1 */
+	uint64_t msgs, bytes;   /* committed (claim+commit or send): payload */
+	uint64_t deliveries;    /* what commits returned, summed */
+	uint64_t eagain;        /* -EAGAIN returned by claim and send */
+	uint64_t blocked_ns;    /* MSGA_PUB_BLOCK: time spent waiting for room */
+	uint64_t stalls;        /* rdma://: a subscriber began holding it up */
+	uint64_t keepalives;    /* rdma:// keepalives, UD heartbeats sent */
+	uint64_t subscribers;   /* rdma://, ud://: subscribed now */
+	uint64_t subscribed;    /* ... and ever (CONNECTED events) */
+	uint64_t unmatched;     /* subscribed now, pattern matches no topic */
+	/* subscribers gone (DISCONNECTED events), by status */
+	uint64_t gone_clean;    /* 0: it unsubscribed */
+	uint64_t gone_reset;    /* -ECONNRESET */
+	uint64_t gone_timeout;  /* -ETIMEDOUT: silent for the peer timeout */
+	uint64_t gone_slow;     /* -ENOBUFS: slow consumer dropped */
+	uint64_t gone_other;    /* any other status */
+	/* connection attempts refused (MSGA_EVENT_REJECTED's count), by why */
+	uint64_t refused_keys;  /* -EACCES: keys (READ connections too) */
+	uint64_t refused_allow; /* -EPERM: allow list or authorize */
+	uint64_t refused_limits; /* -ECONNREFUSED: max_conns, max_handshakes */
+	uint64_t refused_timeout; /* -ETIMEDOUT: handshake deadline */
+	/* MSGA_PUB_RELIABLE */
+	uint64_t naks;          /* NAKs taken */
+	uint64_t naks_dropped;  /* ... dropped: the resend budget was spent */
+	uint64_t retransmits;   /* messages sent again */
+	uint64_t lost_sent;     /* LOST answers sent */
+	uint64_t retained_bytes; /* bytes kept for resending now */
+	/* UD trust (msgaccel(7), SECURITY) */
+	uint64_t forged;        /* datagrams dropped: MAC wrong or missing */
+	uint64_t spoofed;       /* ud:// SUBSCRIBEs echoing a wrong cookie */
+};
+
+/**
+ * Since 0.10: pub's counters, all transports together, into *st (set
+ * st->size first; an older, smaller size gets that much). 0, or -EINVAL
+ * (a NULL pointer, st->size below 0.10's struct). Callbacks: yes.
+ */
+MSGA_API int msga_pub_stats(const struct msga_pub *pub,
+			    struct msga_pub_stats *st);
+
+/* Since 0.10: one subscriber of an rdma:// or ud:// publisher. */
+struct msga_pub_conn_stats {
+	uint32_t size;          /* sizeof(struct msga_pub_conn_stats) */
+	uint32_t conn_id;       /* as its CONNECTED event said */
+	char peer[64];          /* "address:port" (ud://: address) */
+	char identity[MSGA_KEY_NAME_MAX + 1]; /* key proved; "" none */
+	char pattern[MSGA_TOPIC_MAX + 2];
+	uint32_t topics;        /* of the publisher's topics, how many match */
+	uint64_t msgs, bytes;   /* messages committed to it, their payload */
+	uint64_t stalls;        /* rdma://: times it began holding the stream up */
+	uint64_t held_ns;       /* rdma://: time it held the stream up, in all */
+};
+
+/**
+ * Since 0.10: the subscriber in slot idx, 0 to msga_pub_stats()'s
+ * conn_slots - 1, into *st (set st->size first). 0, or -EINVAL (a NULL
+ * pointer, st->size below 0.10's struct), -ENOENT (no subscribed
+ * subscriber in that slot now), -EOPNOTSUPP (mcast://: a sender never
+ * learns who joined). Callbacks: yes.
+ */
+MSGA_API int msga_pub_conn_stats(const struct msga_pub *pub, uint32_t idx,
+				 struct msga_pub_conn_stats *st);
 
 /**
  * Drive every publisher and subscriber of ctx: connection events, up to

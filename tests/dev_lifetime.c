@@ -277,3 +277,68 @@ Test(lifetime, close_in_callback_is_refused, .timeout = 120)
 	msga_pub_destroy(pub);
 	msga_ctx_close(ctx);
 }
+
+/*
+ * msga_sub_connect() from a callback (issue 36, item 9): the subscriber's
+ * CONNECTED event for publisher A connects it to publisher B, on the same
+ * context, inside the engine's walk; B's subscriber comes, and B's
+ * message arrives.
+ */
+struct chain {
+	struct msga_sub *sub;
+	const char *next_uri;
+	int connected, id, got;
+};
+
+static void chain_on_event(const struct msga_event *ev, void *user)
+{
+	struct chain *c = user;
+
+	if (ev->type != MSGA_EVENT_CONNECTED)
+		return;
+	if (!c->connected++)
+		c->id = msga_sub_connect(c->sub, c->next_uri);
+}
+
+static void chain_on_msg(const struct msga_msg *m, void *user)
+{
+	(void)m;
+	((struct chain *)user)->got++;
+}
+
+Test(lifetime, connect_in_callback, .timeout = 120)
+{
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct dp_rec ev = { 0 };
+	struct msga_pub *pa = dp_pub(ctx, 0, &ev), *pb = dp_pub(ctx, 0, &ev);
+	struct chain c = { .id = -1 };
+	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "t",
+				   .on_msg = chain_on_msg,
+				   .on_event = chain_on_event, .user = &c };
+	char uri_b[128], buf[LEN] = "x";
+	uint64_t end = dp_now_ms() + devtest_scale_ms(20000);
+	uint32_t topic;
+
+	snprintf(uri_b, sizeof(uri_b), "%s", dp_uri((uint16_t)
+						     msga_pub_port(pb)));
+	c.next_uri = uri_b;
+	cr_assert_eq(msga_pub_topic(pb, "t", &topic), 0);
+	cr_assert_eq(msga_sub_create(ctx, &a, &c.sub), 0);
+	dp_connect(c.sub, pa, &ctx, 1, 1);
+	while (msga_pub_subscribers(pb) < 1) {
+		cr_assert_lt(dp_now_ms(), end, "B got no subscriber");
+		cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
+	}
+	cr_assert_geq(c.id, 1, "the callback's connect = %d", c.id);
+	while (msga_pub_send(pb, topic, buf, LEN) == -EAGAIN)
+		cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
+	while (!c.got) {
+		cr_assert_lt(dp_now_ms(), end, "B's message never came");
+		cr_assert_geq(msga_ctx_poll(ctx, 64), 0);
+	}
+	cr_expect_eq(c.connected, 2);
+	msga_sub_destroy(c.sub);
+	msga_pub_destroy(pb);
+	msga_pub_destroy(pa);
+	msga_ctx_close(ctx);
+}

@@ -114,3 +114,12 @@ Test(errors, ctx_query_and_close_tolerate_null)
 	cr_expect_str_eq(msga_ctx_last_error(NULL), "");
 	msga_ctx_close(NULL);
 }
+
+Test(errors, pub_stats_null_is_einval)
+{
+	struct msga_pub_stats st = { .size = sizeof(st) };
+	struct msga_pub_conn_stats cs = { .size = sizeof(cs) };
+
+	cr_expect_eq(msga_pub_stats(NULL, &st), -EINVAL);
+	cr_expect_eq(msga_pub_conn_stats(NULL, 0, &cs), -EINVAL);
+}

@@ -172,3 +172,18 @@ Test(reject_limit, report_and_due_count_every_refusal)
 	cr_expect_eq(seen.events, 2);
 	cr_expect_eq(l.total, 6);
 }
+
+/* Refusals by status, for msga_pub_stats. */
+Test(reject_limit, counts_refusals_by_status)
+{
+	static const int st[] = { -EACCES, -EPERM, -EPERM, -ECONNREFUSED,
+				  -ETIMEDOUT, -ETIMEDOUT, -ETIMEDOUT, -EIO };
+	msga__reject_limit_init(&l, 10);
+	for (unsigned i = 0; i < sizeof(st) / sizeof(*st); i++)
+		msga__reject_report(&l, 1000, st[i], "p", NULL, NULL, NULL);
+	cr_expect_eq(l.keys, 1);
+	cr_expect_eq(l.allow, 2);
+	cr_expect_eq(l.limits, 1);
+	cr_expect_eq(l.timeouts, 3);
+	cr_expect_eq(l.total, 8);
+}

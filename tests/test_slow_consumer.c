@@ -179,3 +179,24 @@ Test(slow_consumer, the_blocking_wait_outlasts_the_limit)
 {
 	cr_expect_gt(msga__slow_wait_ns(LIMIT), LIMIT);
 }
+
+/* The counters msga_pub_conn_stats reads: stalls and the time held up. */
+Test(slow_consumer, counts_each_stall_and_the_time_it_held)
+{
+	struct msga__slow_consumer s = { 0 };
+	uint64_t next;
+
+	msga__slow_blocked(&s, T0, 0, LIMIT);
+	msga__slow_blocked(&s, T0 + MS, 0, LIMIT); /* the same stall */
+	cr_expect_eq(s.stalls, 1);
+	cr_expect_eq(check(&s, T0 + 10 * MS, 0, &next), MSGA__SLOW_OK);
+	cr_expect_eq(s.held_ns, 0, "still held up: not counted yet");
+	cr_expect_eq(check(&s, T0 + 20 * MS, 1, &next), MSGA__SLOW_OK);
+	cr_expect_eq(s.held_ns, 20 * MS);
+	cr_expect_eq(check(&s, T0 + 30 * MS, 1, &next), MSGA__SLOW_OK);
+	cr_expect_eq(s.held_ns, 20 * MS, "room again: nothing more");
+	msga__slow_blocked(&s, T0 + 40 * MS, 1, LIMIT);
+	cr_expect_eq(s.stalls, 2);
+	cr_expect_eq(check(&s, T0 + 45 * MS, 1, &next), MSGA__SLOW_OK);
+	cr_expect_eq(s.held_ns, 25 * MS);
+}

@@ -238,6 +238,11 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if ((attr->flags & MSGA_PUB_MAC) && !ctx->keys)
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
 				      "MSGA_PUB_MAC needs a context with keys");
+	if (PUB_ATTR_HAS(attr, linger_ms) &&
+	    attr->linger_ms > MSGA_LINGER_MAX_MS)
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+				      "linger_ms %u is above %u",
+				      attr->linger_ms, MSGA_LINGER_MAX_MS);
 	ops = pub_ops_for(attr->uri);
 	ret = ops->check(ctx, attr);
 	if (ret)
@@ -253,6 +258,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
 			  sizeof(attr->max_datagram))
 		pub->ud.max_datagram = attr->max_datagram;
+	if (PUB_ATTR_HAS(attr, linger_ms))
+		pub->linger_ms = attr->linger_ms;
 	msga__list_init(&pub->rc.conns);
 	msga__ep_add(ctx, &pub->eng, &pub_ep_ops, 0);
 	ret = pub_limits(pub, attr);
@@ -285,10 +292,24 @@ static void pub_bury(struct msga_pub *pub)
 	pub->ops->bury(pub);
 }
 
+static int pub_flush(struct msga_pub *pub, int timeout_ms);
+
 MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
 	if (!pub || pub->dead)
 		return;
+	/* (a callback cannot poll: no linger there) */
+	if (pub->linger_ms && !pub->ctx->busy && !pub->ctx->closing) {
+		struct msga_ctx *ctx = pub->ctx;
+		int dead;
+
+		msga__ctx_enter(ctx);
+		pub_flush(pub, (int)pub->linger_ms);
+		dead = pub->dead; /* (read before the leave may free it) */
+		msga__ctx_leave(ctx);
+		if (dead)
+			return; /* a callback during the linger destroyed it */
+	}
 	if (pub->ops->close)
 		pub->ops->close(pub); /* (multicast: each stream's END) */
 	if (pub->ctx->busy)
@@ -394,35 +415,45 @@ static int big_buffer(struct msga_pub *pub)
 static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 		    int need_buf)
 {
-	uint64_t give_up = 0, now;
+	uint64_t give_up = 0, now, start = 0;
+	int ret;
 
 	for (;;) {
-		int ret = pub->big_busy ? -EAGAIN :
-			  pub->ops->ready(pub, topic_id, len);
+		ret = pub->big_busy ? -EAGAIN :
+		      pub->ops->ready(pub, topic_id, len);
 
 		if (!ret && need_buf && !pub->tx_nfree)
 			ret = -EAGAIN;
 		if (ret == -EAGAIN && pub->ops->held_up)
 			pub->ops->held_up(pub);
+		if (ret == -EAGAIN && !(pub->flags & MSGA_PUB_BLOCK))
+			pub->st.eagain++;
 		if (ret != -EAGAIN || !(pub->flags & MSGA_PUB_BLOCK))
-			return ret;
+			break;
 		now = msga__now_ns();
-		if (!give_up)
+		if (!give_up) {
 			give_up = now + msga__slow_wait_ns(pub->slow_ns);
-		else if (now >= give_up)
+			start = now;
+		} else if (now >= give_up) {
+			pub->st.blocked_ns += now - start;
 			return msga__ctx_fail(pub->ctx, -ETIMEDOUT,
 					      "msga_pub_claim/send: no room "
 					      "for %llu ms",
 					      (unsigned long long)
 					      (msga__slow_wait_ns(pub->slow_ns) /
 					       1000000u));
+		}
 		/* (from a callback of this context: -EDEADLK) */
 		ret = msga_ctx_poll(pub->ctx, 64);
-		if (ret < 0)
-			return ret;
-		if (pub->dead)
-			return -ESHUTDOWN; /* a callback destroyed it */
+		if (ret < 0 || pub->dead) {
+			pub->st.blocked_ns += msga__now_ns() - start;
+			/* (-ESHUTDOWN: a callback destroyed it) */
+			return ret < 0 ? ret : -ESHUTDOWN;
+		}
 	}
+	if (give_up)
+		pub->st.blocked_ns += msga__now_ns() - start;
+	return ret;
 }
 
 static int pub_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
@@ -503,6 +534,17 @@ static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 		    const void *data, size_t len);
 
+/* A message went out (ret: to how many, or -errno): its counters. */
+static int counted(struct msga_pub *pub, size_t len, int ret)
+{
+	if (ret >= 0) {
+		pub->st.msgs++;
+		pub->st.bytes += len;
+		pub->st.deliveries += (uint64_t)ret;
+	}
+	return ret;
+}
+
 static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
 	/* From here on only the publisher's own record (claim_ok). */
@@ -520,7 +562,7 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	ret = pub->ops->commit(pub, &mine, slot, slot == CLAIM_BIG);
 	if (ret == MSGA__PUB_AS_SEND)
 		return pub_send(pub, mine.topic_id, NULL, 0);
-	return ret;
+	return counted(pub, mine.len, ret);
 }
 
 /* (a connection that fails here raises its event at once: engine.c) */
@@ -565,7 +607,8 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 	if (pub->claimed)
 		return -EBUSY;
 	ret = room_for(pub, topic_id, len, 0);
-	return ret ? ret : pub->ops->commit(pub, &mine, CLAIM_INLINE, 0);
+	return ret ? ret : counted(pub, len, pub->ops->commit(pub, &mine,
+							       CLAIM_INLINE, 0));
 }
 
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
@@ -579,7 +622,7 @@ static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 	ret = pub->ops->send ? pub->ops->send(pub, topic_id, data, len) :
 			       MSGA__PUB_CLAIM;
 	if (ret >= 0)
-		return ret;
+		return counted(pub, len, ret);
 	if (ret == MSGA__PUB_INLINE)
 		return send_inline(pub, topic_id, data, len);
 	ret = msga_pub_claim(pub, topic_id, len, &claim);
@@ -599,6 +642,53 @@ MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 		return -EINVAL;
 	msga__ctx_enter(pub->ctx);
 	ret = pub_send(pub, topic_id, data, len);
+	msga__ctx_leave(pub->ctx);
+	return ret;
+}
+
+/*
+ * Poll until the transport says every committed message is out, or
+ * timeout_ms passed (-1: no limit; 0: one look, no poll). A subscriber
+ * that leaves meanwhile no longer counts (the transport looks only at the
+ * ones it has).
+ */
+static int pub_flush(struct msga_pub *pub, int timeout_ms)
+{
+	uint64_t end = msga__now_ns() + (uint64_t)timeout_ms * 1000000u;
+	int first = 1, ret;
+
+	for (;;) {
+		ret = pub->ops->flushed(pub, first);
+		first = 0;
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (!timeout_ms)
+			return -ETIMEDOUT;
+		if (timeout_ms > 0 && msga__time_reached(msga__now_ns(), end))
+			return msga__ctx_fail(pub->ctx, -ETIMEDOUT,
+					      "msga_pub_flush: not out after "
+					      "%d ms", timeout_ms);
+		/* (from a callback of this context: -EDEADLK) */
+		ret = msga_ctx_poll(pub->ctx, 64);
+		if (ret < 0)
+			return ret;
+		if (pub->dead)
+			return -ESHUTDOWN; /* a callback destroyed it */
+	}
+}
+
+MSGA_API int msga_pub_flush(struct msga_pub *pub, int timeout_ms)
+{
+	int ret;
+
+	if (!pub || timeout_ms < -1)
+		return -EINVAL;
+	if (pub->dead)
+		return -ESHUTDOWN;
+	if (timeout_ms && pub->ctx->polling)
+		return -EDEADLK; /* a callback cannot poll */
+	msga__ctx_enter(pub->ctx);
+	ret = pub_flush(pub, timeout_ms);
 	msga__ctx_leave(pub->ctx);
 	return ret;
 }

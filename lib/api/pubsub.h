@@ -26,6 +26,7 @@
 #include "ud_obj.h"
 #include "repair.h"
 #include "retain.h"
+#include "topic.h"
 #include "ud_stream.h"
 #include "wire.h"
 
@@ -156,6 +157,18 @@ struct msga__pub_ops {
 	void (*bury)(struct msga_pub *pub);
 	/* free the transport's part (also of a half-made publisher) */
 	void (*free)(struct msga_pub *pub);
+	/* msga_pub_stats: the figures read where the transport keeps them
+	 * (conn_slots, subscribers, unmatched, ...), into st */
+	void (*stats)(const struct msga_pub *pub, struct msga_pub_stats *st);
+	/* msga_pub_conn_stats: slot idx into st (its size is ours): 0,
+	 * -ENOENT or -EOPNOTSUPP */
+	int (*conn_stats)(const struct msga_pub *pub, uint32_t idx,
+			  struct msga_pub_conn_stats *st);
+	/* msga_pub_flush: has every committed message reached every
+	 * current subscriber? 1 yes, 0 not yet (it may post what makes
+	 * progress visible), or -errno (never will). first: the flush's
+	 * first look */
+	int (*flushed)(struct msga_pub *pub, int first);
 };
 
 /* The tables msga_pub_create() picks from, by the uri's scheme. */
@@ -173,6 +186,7 @@ struct msga_pub {
 	struct msga__pub_rc rc;        /* rdma:// (lib/rc/rc_pub.h) */
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
+	uint32_t linger_ms;            /* msga_pub_attr.linger_ms */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 
@@ -195,6 +209,13 @@ struct msga_pub {
 
 	struct msga__pub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
 	int dead;                       /* destroyed in a callback (engine.c) */
+	/*
+	 * Counters (msga_pub_stats): plain single-writer increments where
+	 * the code touches the publisher anyway; the fields read at the
+	 * call (subscribers, retained_bytes, ...) stay 0 here. One struct,
+	 * so that it can move to shared memory whole.
+	 */
+	struct msga_pub_stats st;
 };
 
 /*
@@ -255,6 +276,32 @@ struct msga_sub {
 static inline void msga__pub_work(struct msga_pub *pub)
 {
 	msga__ctx_want_work(pub->ctx);
+}
+
+/* How many of pub's topics pattern matches (msga_pub_conn_stats). */
+static inline uint32_t msga__pub_topics_matched(const struct msga_pub *pub,
+						const char *pattern)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < pub->ntopics; i++)
+		n += msga__topic_match(pattern, pub->topics[i].name) != 0;
+	return n;
+}
+
+/* A subscriber of pub went away with status (its DISCONNECTED event). */
+static inline void msga__pub_count_gone(struct msga_pub *pub, int status)
+{
+	if (!status)
+		pub->st.gone_clean++;
+	else if (status == -ECONNRESET)
+		pub->st.gone_reset++;
+	else if (status == -ETIMEDOUT)
+		pub->st.gone_timeout++;
+	else if (status == -ENOBUFS)
+		pub->st.gone_slow++;
+	else
+		pub->st.gone_other++;
 }
 
 /* A send buffer back on the publisher's free stack (every transport). */

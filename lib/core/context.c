@@ -212,7 +212,10 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 			       "callback of this context; ignored");
 		return;
 	}
-	/* Publishers and subscribers first: their QPs and CQs use the PD. */
+	/* Publishers and subscribers first: their QPs and CQs use the PD.
+	 * (Without their linger: a poll now could reap what the walk over
+	 * them holds.) */
+	ctx->closing = 1;
 	msga__ctx_endpoints_close(ctx);
 	msga__stat_file_close(ctx);
 	if (ctx->comp_channel)

@@ -67,6 +67,7 @@ struct msga_ctx {
 	uint64_t peer_timeout_ns;         /* msga_ctx_attr.peer_timeout_ms */
 	int polling;                      /* inside msga_ctx_poll(): no nesting */
 	uint32_t busy;                    /* msga__ctx_enter() depth */
+	int closing;                      /* msga_ctx_close(): no linger */
 	struct msga__rx_clock rx_clock;   /* msga_msg.rx_time_ns */
 	/* multicast (mcast.h) */
 	struct sockaddr_storage local_ss; /* msga_ctx_attr.local_addr, if given */

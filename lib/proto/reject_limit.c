@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* reject_limit.c - see reject_limit.h. */
+#include <errno.h>
 #include <stdio.h>
 
 #include "reject_limit.h"
@@ -42,6 +43,10 @@ void msga__reject_report(struct msga__reject_limit *l, uint64_t now_ns,
 {
 	uint64_t count;
 
+	l->keys += status == -EACCES;
+	l->allow += status == -EPERM;
+	l->limits += status == -ECONNREFUSED;
+	l->timeouts += status == -ETIMEDOUT;
 	l->status = status;
 	snprintf(l->peer, sizeof(l->peer), "%s", peer);
 	if (msga__reject_limit_hit(l, now_ns, &count))

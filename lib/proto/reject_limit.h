@@ -19,6 +19,8 @@ struct msga__reject_limit {
 	uint64_t pending;      /* refused, not yet reported */
 	uint64_t total;        /* refused since creation */
 	int status;            /* the last refusal's */
+	/* refusals by status since creation (msga_pub_stats) */
+	uint64_t keys, allow, limits, timeouts;
 	char peer[64];         /* and its peer */
 };
 

@@ -29,6 +29,8 @@ void msga__slow_blocked(struct msga__slow_consumer *s, uint64_t now_ns,
 	if (!s->blocking) {
 		s->blocking = 1;
 		s->since_ns = now_ns;
+		s->began_ns = now_ns;
+		s->stalls++;
 	}
 }
 
@@ -38,8 +40,10 @@ enum msga__slow_verdict msga__slow_check(struct msga__slow_consumer *s,
 					 uint64_t *next_ns)
 {
 	*next_ns = UINT64_MAX;
-	if (has_room)
+	if (has_room && s->blocking) {
 		s->blocking = 0;
+		s->held_ns += now_ns - s->began_ns;
+	}
 	if (!s->blocking)
 		return MSGA__SLOW_OK;
 	look(s, now_ns, made, limit_ns);

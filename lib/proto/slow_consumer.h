@@ -38,6 +38,12 @@ struct msga__slow_consumer {
 	uint64_t since_ns; /* when that began (or restarted, after a pause) */
 	uint64_t seen_ns;  /* the previous look */
 	uint64_t made;     /* room it had made by then (any monotonic count) */
+	/* counters (msga_pub_conn_stats): times it began holding up the
+	 * stream, and the time it held it up, from the publish that found
+	 * no room to the look that found room again */
+	uint64_t began_ns;
+	uint64_t stalls;
+	uint64_t held_ns;
 };
 
 enum msga__slow_verdict {

@@ -106,6 +106,7 @@ struct msga__conn {
 	uint32_t id;
 	int state;
 	int was_ready;
+	int gone_status;               /* msga__conn_kill's, for its owner */
 	int established;               /* sub: rdma_cm said so */
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;
@@ -162,6 +163,7 @@ struct msga__conn {
 	uint32_t bat_len;              /* bytes in the open batch */
 	uint32_t bat_open;             /* 1: open batch holds one credit */
 	struct msga__slow_consumer slow; /* holding up the stream? */
+	uint64_t tx_msgs, tx_bytes;    /* messages to it (msga_pub_conn_stats) */
 
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];
@@ -444,6 +446,7 @@ int msga__rc_pub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 int msga__rc_pub_send(struct msga_pub *pub, uint32_t topic_id,
 		      const void *data, size_t len);
 int msga__rc_pub_progress(struct msga_pub *pub);
+int msga__rc_pub_flushed(struct msga_pub *pub, int first);
 /* A connection of pub->conns or sub->rc.conns, from its own_node. */
 static inline struct msga__conn *msga__own_conn(struct msga__list *pos)
 {

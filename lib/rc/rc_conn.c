@@ -175,6 +175,7 @@ void msga__conn_kill(struct msga__conn *c, int status, int notify)
 	if (was == MSGA__C_DEAD)
 		return;
 	c->state = MSGA__C_DEAD;
+	c->gone_status = status;
 	c->eng.silent = 0;
 	msga__ctx_reap_soon(c->ctx);
 	if (status < 0 && notify)

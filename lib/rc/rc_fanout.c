@@ -24,6 +24,7 @@ static void held_up_by(struct msga_pub *pub, struct msga__conn *c,
 {
 	if (!*now)
 		*now = msga__now_ns();
+	pub->st.stalls += !c->slow.blocking;
 	msga__slow_blocked(&c->slow, *now, msga__conn_room_made(c),
 			   pub->slow_ns);
 }
@@ -115,6 +116,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		if (msga__bat_fits(c, len)) {
 			msga__bat_append(c, &h, data, len);
 			sent++;
+			c->tx_msgs++;
+			c->tx_bytes += len;
 			continue;
 		}
 		if (c->bat_open && msga__bat_flush(c))
@@ -125,6 +128,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 			c->bat_len = 0;
 			msga__bat_append(c, &h, data, len);
 			sent++;
+			c->tx_msgs++;
+			c->tx_bytes += len;
 			continue;
 		}
 		if (!msga__conn_can_data(c)) {
@@ -143,6 +148,8 @@ static int commit_small(struct msga_pub *pub, uint32_t slot,
 		if (!c->last_inline)
 			pub->tx_ref[slot]++;
 		sent++;
+		c->tx_msgs++;
+		c->tx_bytes += len;
 	}
 	if (slot != MSGA__SLOT_INLINE && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
@@ -211,6 +218,8 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
 		c->big_off = 0;
 		c->big_inflight = 0;
 		sent++;
+		c->tx_msgs++;
+		c->tx_bytes += claim->len;
 	}
 	big_pump(pub);
 	msga__pub_work(pub);
@@ -240,6 +249,10 @@ static int solo_send(struct msga_pub *pub, uint32_t topic_id,
 	if (!ret)
 		return -1;
 	pub->topics[topic_id].seq++;
+	if (ret > 0) {
+		c->tx_msgs++;
+		c->tx_bytes += len;
+	}
 	return ret > 0;
 }
 
@@ -347,4 +360,39 @@ int msga__rc_pub_progress(struct msga_pub *pub)
 		more = 1;
 	}
 	return more || pub->big_busy;
+}
+
+/*
+ * msga_pub_flush: every committed message of every ready subscriber is
+ * out and its send completed: the RC acknowledgement says the peer's
+ * device has it. No open batch, no big message going out, and every
+ * posted work request completed; unsignalled ones are made visible by
+ * one signalled CREDIT behind them, as flush_unsignalled does.
+ */
+int msga__rc_pub_flushed(struct msga_pub *pub, int first)
+{
+	struct msga__list *pos, *tmp;
+	int done = !pub->big_busy;
+
+	(void)first;
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns) {
+		struct msga__conn *c = msga__own_conn(pos);
+		struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };
+		struct msga__send_desc m = { .hdr = &h, .tag = MSGA__TAG_NONE,
+					     .signal = 1 };
+
+		if (c->state != MSGA__C_READY)
+			continue; /* gone: it no longer counts */
+		if (c->bat_open || c->big_active) {
+			done = 0;
+			msga__pub_work(pub);
+			continue;
+		}
+		if (c->tx_done == c->tx_seq)
+			continue;
+		done = 0;
+		if (c->unsig && msga__conn_can_ctl(c))
+			msga__conn_send(c, &m);
+	}
+	return done;
 }

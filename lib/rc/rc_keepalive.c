@@ -123,8 +123,9 @@ uint64_t msga__conn_tick(struct msga__conn *c, uint64_t now)
 		return UINT64_MAX;
 	case MSGA__LIVE_KEEPALIVE:
 		/* (no room: the peer is behind, and the next interval retries) */
-		if (conn_can_keepalive(c))
-			msga__conn_send_ctl(c, &h, 0);
+		if (conn_can_keepalive(c) && !msga__conn_send_ctl(c, &h, 0) &&
+		    c->pub)
+			c->pub->st.keepalives++;
 		break;
 	case MSGA__LIVE_OK:
 		break;

@@ -203,6 +203,7 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 		return refuse_subscribe(c, ret);
 	c->state = MSGA__C_READY;
 	c->was_ready = 1;
+	c->pub->st.subscribed++;
 	c->pub->rc.nhandshakes--;
 	c->pub->rc.nready++;
 	solo_update(c->pub);
@@ -245,9 +246,10 @@ static void pub_conn_gone(struct msga__conn *c, int status, int notify)
 	(void)status;
 	(void)notify;
 	c->pub->rc.nconns--;
-	if (c->was_ready)
+	if (c->was_ready) {
 		c->pub->rc.nready--;
-	else
+		msga__pub_count_gone(c->pub, c->gone_status);
+	} else
 		c->pub->rc.nhandshakes--;
 	solo_update(c->pub);
 	c->big_active = 0;

@@ -4,8 +4,10 @@
  * pubsub.h): its listening id, its subscribers' connections from accept
  * to free, and the fan-out of rc_fanout.c.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "rc.h"
 
 static int rc_pub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
@@ -112,6 +114,52 @@ static void rc_pub_free(struct msga_pub *pub)
 		rdma_destroy_id(pub->rc.listen);
 }
 
+/* Subscribed now, and how many of them match none of the topics. */
+static void rc_pub_stats(const struct msga_pub *pub, struct msga_pub_stats *st)
+{
+	struct msga__list *conns = (struct msga__list *)&pub->rc.conns;
+	struct msga__list *pos, *tmp;
+
+	st->subscribers = pub->rc.nready;
+	msga__list_for_each_safe(pos, tmp, conns) {
+		const struct msga__conn *c = msga__own_conn(pos);
+
+		st->conn_slots++;
+		if (c->state == MSGA__C_READY)
+			st->unmatched += !msga__pub_topics_matched(pub,
+								   c->pattern);
+	}
+}
+
+/* Slot idx: the idx-th connection on the list (a walk: stats only). */
+static int rc_pub_conn_stats(const struct msga_pub *pub, uint32_t idx,
+			     struct msga_pub_conn_stats *st)
+{
+	struct msga__list *conns = (struct msga__list *)&pub->rc.conns;
+	const struct msga__conn *c = NULL;
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, conns)
+		if (!idx--) {
+			c = msga__own_conn(pos);
+			break;
+		}
+	if (!c || c->state != MSGA__C_READY)
+		return -ENOENT;
+	st->conn_id = c->id;
+	snprintf(st->peer, sizeof(st->peer), "%s", c->peer);
+	if (c->key)
+		snprintf(st->identity, sizeof(st->identity), "%s",
+			 c->key->name);
+	snprintf(st->pattern, sizeof(st->pattern), "%s", c->pattern);
+	st->topics = msga__pub_topics_matched(pub, c->pattern);
+	st->msgs = c->tx_msgs;
+	st->bytes = c->tx_bytes;
+	st->stalls = c->slow.stalls;
+	st->held_ns = c->slow.held_ns;
+	return 0;
+}
+
 const struct msga__pub_ops msga__rc_pub_ops = {
 	.check = rc_pub_check,
 	.open = rc_pub_open,
@@ -127,4 +175,7 @@ const struct msga__pub_ops msga__rc_pub_ops = {
 	.close = rc_pub_close,
 	.bury = rc_pub_bury,
 	.free = rc_pub_free,
+	.stats = rc_pub_stats,
+	.conn_stats = rc_pub_conn_stats,
+	.flushed = msga__rc_pub_flushed,
 };

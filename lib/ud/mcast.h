@@ -389,6 +389,7 @@ struct msga__udest {
 	uint32_t ann;                /* topics [0, ann) matched below */
 	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
 	uint64_t last_seen_ns;
+	uint64_t msgs, bytes;        /* committed to it (msga_pub_conn_stats) */
 };
 
 /*
@@ -529,6 +530,7 @@ void msga__mpub_on_group(struct msga__mgroup *g, int status);
 void msga__mpub_on_death(struct msga__udep *ep, int status);
 uint64_t msga__mpub_tick(struct msga__udep *ep, uint64_t now);
 void msga__mpub_close(struct msga_pub *pub);
+int msga__mpub_flushed(struct msga_pub *pub, int first);
 uint32_t msga__mpub_single_max(const struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_post_ctl(struct msga_pub *pub, uint32_t topic_id, uint8_t type,
 			uint64_t seq, uint32_t count, int signal);

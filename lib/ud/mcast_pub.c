@@ -387,6 +387,17 @@ static void pump(struct msga_pub *pub)
 	}
 }
 
+/* ud://: the message is each target's (msga_pub_conn_stats). */
+static void count_dests(struct msga_pub *pub, uint32_t len)
+{
+	for (uint64_t m = pub->ud.pump_mask; m; m &= m - 1) {
+		struct msga__udest *d = &pub->ud.dests[__builtin_ctzll(m)];
+
+		d->msgs++;
+		d->bytes += len;
+	}
+}
+
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big)
 {
@@ -402,6 +413,8 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->ud.pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
 	pub->ud.pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
 	pub->ud.pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
+	if (pub->ud.unicast)
+		count_dests(pub, len);
 	/* where its copy will be, for READs (mcast_serve.c); a message
 	 * too large to keep names the ring's tail: nothing */
 	if (pub->ud.rpos_flag)
@@ -522,6 +535,7 @@ static uint64_t heartbeat_tick(struct msga__udep *ep, uint64_t now)
 				busy = 1; /* the queue is full: look again soon */
 				break;
 			}
+			pub->st.keepalives++;
 			t->hb_gap_ns = t->hb_gap_ns * 2 < cap_ns ?
 				       t->hb_gap_ns * 2 : cap_ns;
 			t->hb_due_ns = now + t->hb_gap_ns;
@@ -626,4 +640,54 @@ void msga__mpub_on_group(struct msga__mgroup *g, int status)
 {
 	msga__udep_emit(g->ep, g, status ? MSGA_EVENT_CONNECT_FAILED :
 					   MSGA_EVENT_CONNECTED, status);
+}
+
+/*
+ * msga_pub_flush of a reliable publisher: how long NAKs must have been
+ * quiet. A lost tail shows at a subscriber with the stream's first
+ * heartbeat, heartbeat_ms after its last message; its NAK follows within
+ * MSGA__UD_NAK_DELAY_NS and is repeated every MSGA__UD_NAK_RETRY_NS. Two
+ * heartbeat intervals and two retries cover a heartbeat looked at late
+ * (every quarter interval) and one NAK lost.
+ */
+static uint64_t quiet_ns(const struct msga_pub *pub)
+{
+	return 2 * pub->ud.hb_ns + 2 * MSGA__UD_NAK_RETRY_NS;
+}
+
+/*
+ * msga_pub_flush: nothing left to pump and every send completed (a UD
+ * send's completion means the device sent it: UD has no acknowledgement).
+ * Unsignalled sends are made visible by one signalled heartbeat behind
+ * them, which tells subscribers nothing but the stream's last number.
+ * Reliable: besides, no NAK, resend or LOST for quiet_ns.
+ */
+int msga__mpub_flushed(struct msga_pub *pub, int first)
+{
+	struct msga__udep *ep = pub->ud.ep;
+	uint64_t work, now;
+
+	if (!ep || msga__udep_dead(ep))
+		return -ENETDOWN;
+	if (pub->ud.pumping)
+		return 0;
+	if (ep->tx_done != ep->tx_seq) {
+		if (ep->unsig && ep->state != MSGA__UDEP_RESTARTING &&
+		    pub->topics[pub->big_topic].seq)
+			msga__mpub_post_ctl(pub, pub->big_topic,
+					    MSGA__UDW_HEARTBEAT,
+					    pub->topics[pub->big_topic].seq,
+					    0, 1);
+		return 0;
+	}
+	if (!pub->ud.reliable)
+		return 1;
+	now = msga__now_ns();
+	work = pub->ud.naks_taken + pub->ud.retx_msgs + pub->ud.lost_sent +
+	       pub->st.msgs;
+	if (first || work != pub->ud.flush_work) {
+		pub->ud.flush_work = work;
+		pub->ud.flush_quiet_ns = now;
+	}
+	return now - pub->ud.flush_quiet_ns >= quiet_ns(pub);
 }

@@ -6,6 +6,7 @@
  * subscriber that asked (ud_unicast.c). Both keep what NAKs may ask for
  * when reliable (mcast_retx.c) and share one UD endpoint (udep.c).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "mcast.h"
@@ -85,6 +86,53 @@ static void mpub_free(struct msga_pub *pub)
 	msga__mpub_retx_fini(pub);
 }
 
+/* What the datagram publishers keep where they work. */
+static void mpub_stats(const struct msga_pub *pub, struct msga_pub_stats *st)
+{
+	st->naks = pub->ud.naks_taken;
+	st->retransmits = pub->ud.retx_msgs;
+	st->lost_sent = pub->ud.lost_sent;
+	st->forged = pub->ud.forged;
+	if (pub->ud.reliable)
+		st->retained_bytes = pub->ud.retain.used;
+	if (!pub->ud.unicast)
+		return;
+	st->conn_slots = MSGA__UD_DESTS_MAX;
+	st->subscribers = (uint64_t)pub->ud.ndests;
+	for (uint32_t i = 0; pub->ud.dests && i < MSGA__UD_DESTS_MAX; i++)
+		if (pub->ud.dests[i].used)
+			st->unmatched += !msga__pub_topics_matched(pub,
+					pub->ud.dests[i].pattern);
+}
+
+static int mpub_conn_stats(const struct msga_pub *pub, uint32_t idx,
+			   struct msga_pub_conn_stats *st)
+{
+	(void)pub;
+	(void)idx;
+	(void)st;
+	return -EOPNOTSUPP; /* a sender never learns who joined */
+}
+
+/* ud://: slot idx of its subscribers' table. */
+static int upub_conn_stats(const struct msga_pub *pub, uint32_t idx,
+			   struct msga_pub_conn_stats *st)
+{
+	const struct msga__udest *d;
+
+	if (!pub->ud.dests || idx >= MSGA__UD_DESTS_MAX ||
+	    !pub->ud.dests[idx].used)
+		return -ENOENT;
+	d = &pub->ud.dests[idx];
+	st->conn_id = d->id;
+	snprintf(st->peer, sizeof(st->peer), "%s", d->g.name);
+	snprintf(st->pattern, sizeof(st->pattern), "%s", d->pattern);
+	st->topics = msga__pub_topics_matched(pub, d->pattern);
+	st->msgs = d->msgs;
+	st->bytes = d->bytes;
+	return 0;
+}
+
 const struct msga__pub_ops msga__mcast_pub_ops = {
 	.check = mpub_check,
 	.open = mpub_open,
@@ -97,6 +145,9 @@ const struct msga__pub_ops msga__mcast_pub_ops = {
 	.close = msga__mpub_close, /* each stream's END */
 	.bury = mpub_bury,
 	.free = mpub_free,
+	.stats = mpub_stats,
+	.conn_stats = mpub_conn_stats,
+	.flushed = msga__mpub_flushed,
 };
 
 static int upub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
@@ -143,4 +194,7 @@ const struct msga__pub_ops msga__ud_pub_ops = {
 	.close = msga__mpub_close,
 	.bury = mpub_bury,
 	.free = mpub_free,
+	.stats = mpub_stats,
+	.conn_stats = upub_conn_stats,
+	.flushed = msga__mpub_flushed,
 };

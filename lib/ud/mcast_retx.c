@@ -171,8 +171,10 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 	struct msga__topic *t;
 	int id;
 
-	if (budget_spent(pub, now_ns))
+	if (budget_spent(pub, now_ns)) {
+		pub->st.naks_dropped++;
 		return; /* its sender asks again */
+	}
 	id = topic_named(pub, h->topic, h->topic_len);
 	if (id < 0 || h->origin != pub->ud.origin)
 		return; /* not ours, or for an earlier publisher here */

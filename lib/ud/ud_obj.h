@@ -77,6 +77,8 @@ struct msga__pub_ud {
 	uint32_t retx_sent;             /* datagrams for NAKs in it */
 	uint64_t naks_taken, retx_msgs, lost_sent;
 	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
+	/* msga_pub_flush of a reliable one: repair work seen, and since */
+	uint64_t flush_work, flush_quiet_ns;
 };
 
 /* A subscriber's multicast memberships and unicast UD streams (mcast_sub.c). */

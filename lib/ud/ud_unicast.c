@@ -161,6 +161,7 @@ static void dest_drop(struct msga_pub *pub, struct msga__udest *d, int status)
 {
 	d->used = 0;
 	pub->ud.ndests--;
+	msga__pub_count_gone(pub, status);
 	if (d->g.inflight) {
 		d->g.retiring = 1;
 	} else if (d->g.ah) {
@@ -226,6 +227,7 @@ static int dest_add(struct msga_pub *pub, struct msga__udest *d,
 	d->nonce = nonce;
 	d->used = 1;
 	pub->ud.ndests++;
+	pub->st.subscribed++;
 	dest_emit(pub, d, MSGA_EVENT_CONNECTED, 0);
 	return 0;
 }
@@ -328,6 +330,7 @@ static void on_subscribe(struct msga__udep *ep, const struct ibv_wc *wc,
 		goto ack;
 	if (!cookie_ok(ep, wc, &ah, h->seq, h->origin, now_ns)) {
 		ep->cookies_bad += h->origin != 0;
+		pub->st.spoofed += h->origin != 0;
 		send_cookie(ep, wc, &ah, h->seq, pattern, now_ns);
 		return;
 	}
@@ -340,11 +343,13 @@ static void on_subscribe(struct msga__udep *ep, const struct ibv_wc *wc,
 	}
 	if (dests_of(pub, &ah.grh.dgid) >= MSGA__UD_DESTS_PER_SOURCE) {
 		ep->source_full++;
+		pub->st.refused_limits++;
 		return; /* the subscriber times out and says so */
 	}
 	d = dest_find(pub, wc, &ah, 1);
 	if (!d) {
 		ep->dests_full++;
+		pub->st.refused_limits++;
 		return; /* full: the subscriber times out and says so */
 	}
 	if (dest_add(pub, d, wc, &ah, pattern, h->seq))
