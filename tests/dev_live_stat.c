@@ -144,6 +144,8 @@ Test(live_stat, msga_stat_p_matches_what_was_delivered, .timeout = 120)
 		     "%s", out);
 	cr_assert_eq(json_num(out, "\"kind\":\"stream\"", "last_seq"), 200,
 		     "%s", out);
+	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "msgs"), 200, "%s",
+		     out);
 	/* The table form says the same, and the device. */
 	snprintf(args, sizeof(args), "-p %d -n 1", getpid());
 	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
@@ -221,4 +223,41 @@ Test(live_stat, no_file_is_not_fatal, .timeout = 30)
 	cr_assert(strstr(msga_ctx_last_error(ctx), "live counters"), "%s",
 		  msga_ctx_last_error(ctx));
 	msga_ctx_close(ctx);
+}
+
+/* An RC publisher, its subscriber's record, and the subscriber. */
+Test(live_stat, rc_publisher_and_its_subscribers, .timeout = 90)
+{
+	struct msga_ctx *ctxs[2] = { devtest_open_ctx(), devtest_open_ctx() };
+	struct dp_rec pe = { 0 }, rec = { 0 };
+	struct msga_pub *pub = dp_pub(ctxs[0], 0, &pe);
+	struct msga_sub *sub = dp_sub(ctxs[1], "rc.*", &rec);
+	char args[64], out[16384];
+	uint32_t t;
+
+	cr_assert_eq(msga_pub_topic(pub, "rc.t", &t), 0);
+	dp_connect(sub, pub, ctxs, 2, 1);
+	for (uint64_t seq = 1; seq <= 50; seq++)
+		dp_send(pub, t, seq, 64, ctxs, 2);
+	cr_assert(dp_poll_until64(ctxs, 2, &rec.total, 50, 10000));
+	poll_for(ctxs, 2, 300);
+	snprintf(args, sizeof(args), "-p %d -n 1 --json", getpid());
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "msgs"), 50, "%s",
+		     out);
+	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "subscribers"), 1,
+		     "%s", out);
+	cr_assert_eq(json_num(out, "\"kind\":\"conn\"", "msgs"), 50, "%s",
+		     out);
+	cr_assert_eq(json_num(out, "\"kind\":\"conn\"", "bytes"), 50 * 64,
+		     "%s", out);
+	cr_assert(strstr(out, "\"pattern\":\"rc.*\""), "%s", out);
+	snprintf(args, sizeof(args), "-p %d -n 1", getpid());
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	printf("msga_stat -p %d -n 1:\n%s", getpid(), out);
+	fflush(stdout);
+	msga_sub_destroy(sub);
+	msga_pub_destroy(pub);
+	msga_ctx_close(ctxs[1]);
+	msga_ctx_close(ctxs[0]);
 }

@@ -204,11 +204,59 @@ static void print_stream(const struct msga__shm_slot *s,
 #undef S
 }
 
+static void print_pub(const struct msga__shm_slot *s,
+		      const struct msga_pub_stats *st, int json)
+{
+	size_t len = s->len;
+#define S(f) ((unsigned long long)FIELD(st, len, struct msga_pub_stats, f))
+	if (json) {
+		printf("{\"kind\":\"pub\",\"id\":%u,\"uri\":", s->id);
+		json_str(s->name);
+		printf(",\"msgs\":%llu,\"bytes\":%llu,\"deliveries\":%llu,"
+		       "\"eagain\":%llu,\"blocked_ns\":%llu,\"stalls\":%llu,"
+		       "\"subscribers\":%llu,\"unmatched\":%llu,"
+		       "\"gone_clean\":%llu,\"gone_reset\":%llu,"
+		       "\"gone_timeout\":%llu,\"gone_slow\":%llu,"
+		       "\"refused\":%llu,\"naks\":%llu,\"retransmits\":%llu,"
+		       "\"lost_sent\":%llu,\"forged\":%llu}",
+		       S(msgs), S(bytes), S(deliveries), S(eagain),
+		       S(blocked_ns), S(stalls), S(subscribers), S(unmatched),
+		       S(gone_clean), S(gone_reset), S(gone_timeout),
+		       S(gone_slow), S(refused_keys) + S(refused_allow) +
+		       S(refused_limits) + S(refused_timeout), S(naks),
+		       S(retransmits), S(lost_sent), S(forged));
+		return;
+	}
+	printf("  pub %-3u %-24s msgs %llu bytes %llu eagain %llu stalls %llu "
+	       "subs %llu unmatched %llu gone %llu/%llu/%llu/%llu "
+	       "(clean/reset/timeout/slow) naks %llu resent %llu\n", s->id,
+	       s->name, S(msgs), S(bytes), S(eagain), S(stalls),
+	       S(subscribers), S(unmatched), S(gone_clean), S(gone_reset),
+	       S(gone_timeout), S(gone_slow), S(naks), S(retransmits));
+#undef S
+}
+
+static void print_conn(const struct msga__shm_slot *s,
+		       const struct msga_pub_conn_stats *st, int json)
+{
+	size_t len = s->len;
+#define S(f) ((unsigned long long)FIELD(st, len, struct msga_pub_conn_stats, f))
+	if (json) {
+		printf("{\"kind\":\"conn\",\"pub\":%u,\"peer\":", s->owner);
+		json_str(s->name);
+		printf(",\"msgs\":%llu,\"bytes\":%llu,\"stalls\":%llu,"
+		       "\"held_ns\":%llu}", S(msgs), S(bytes), S(stalls),
+		       S(held_ns));
+		return;
+	}
+	printf("    conn %-24s msgs %llu bytes %llu stalls %llu held %llu ns\n",
+	       s->name, S(msgs), S(bytes), S(stalls), S(held_ns));
+#undef S
+}
+
 static void print_slot(const struct msga__shm_slot *s, const void *payload,
 		       int json, int *first)
 {
-	if (json && s->kind != MSGA__SHM_SUB && s->kind != MSGA__SHM_STREAM)
-		return;
 	if (json)
 		printf("%s", *first ? "" : ",");
 	*first = 0;
@@ -216,6 +264,10 @@ static void print_slot(const struct msga__shm_slot *s, const void *payload,
 		print_sub(s, payload, json);
 	else if (s->kind == MSGA__SHM_STREAM)
 		print_stream(s, payload, json);
+	else if (s->kind == MSGA__SHM_PUB)
+		print_pub(s, payload, json);
+	else
+		print_conn(s, payload, json);
 }
 
 static void print_file(const struct cfile *f, int json)

@@ -12,6 +12,7 @@
  * (-EAGAIN) while the transport has no room for it (its ready op), or
  * waits for room with MSGA_PUB_BLOCK.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "pubsub.h"
 #include "reject_limit.h"
 #include "slow_consumer.h"
+#include "stat_export.h"
 #include "topic.h"
 #include "ud_wire.h"
 
@@ -268,6 +270,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	if (!ret && (attr->flags & MSGA_PUB_RELIABLE))
 		ret = pub_reliable(pub, attr, &args.retransmit_bytes);
 	args.uri = attr->uri;
+	snprintf(pub->label, sizeof(pub->label), "%s", attr->uri);
 	args.uri_b = PUB_ATTR_HAS(attr, uri_b) ? attr->uri_b : NULL;
 	if (!ret)
 		ret = ops->open(pub, &args);
@@ -323,6 +326,7 @@ static void pub_free(struct msga_pub *pub)
 	for (uint32_t i = 0; i < pub->rc.nallow; i++)
 		free(pub->rc.allow[i]);
 	free(pub->rc.allow);
+	msga__pub_export_free(pub);
 	pub->ops->free(pub); /* its queue pairs first: they use tx_mr */
 	if (pub->tx_mr)
 		ibv_dereg_mr(pub->tx_mr);
@@ -725,6 +729,7 @@ static uint64_t pub_tick(struct msga__ep *ep, uint64_t now)
 {
 	struct msga_pub *pub = pub_of(ep);
 
+	msga__pub_export(pub, now);
 	return msga__reject_report_due(&pub->rejects, now, pub, pub->on_event,
 				       pub->user);
 }

@@ -187,6 +187,8 @@ struct msga_pub {
 	struct msga__reject_limit rejects; /* MSGA_EVENT_REJECTED */
 	uint64_t slow_ns;              /* msga_pub_attr.slow_consumer_ms */
 	uint32_t linger_ms;            /* msga_pub_attr.linger_ms */
+	char label[96];                /* its uri, for msga_stat -p (cut) */
+	struct msga__export *exp;      /* live counters (stat_export.c) */
 	struct msga__topic *topics;
 	uint32_t ntopics;
 
@@ -267,7 +269,7 @@ struct msga_sub {
 
 	uint32_t flags;
 	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
-	struct msga__sub_export *exp;  /* live counters (stat_export.c) */
+	struct msga__export *exp;      /* live counters (stat_export.c) */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

@@ -1,84 +1,156 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat_export.c - a subscriber's counters into its context's live-counters
- * file (lib/core/stat_file.h), for msga_stat -p: on the subscriber's
- * timer tick, at most every MSGA__STAT_INTERVAL_NS, never on the message
- * path. What goes out is what msga_sub_stats(3) and
- * msga_sub_stream_stats(3) return, the public structs as they are: a
- * reader needs no other layout.
+ * stat_export.c - publishers' and subscribers' counters into their
+ * context's live-counters file (lib/core/stat_file.h), for msga_stat -p:
+ * on the object's timer tick, at most every MSGA__STAT_INTERVAL_NS, never
+ * on the message path. What goes out is what the public stats calls
+ * return, the structs as they are (msga_sub_stats(3) and, one slot each,
+ * msga_sub_stream_stats(3); msga_pub_stats(3) and msga_pub_conn_stats(3)):
+ * a reader needs no other layout.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "pubsub.h"
 #include "stat_export.h"
 #include "stat_file.h"
 
-struct msga__sub_export {
+/* An object's slot, and one for each of its children (streams, conns). */
+struct msga__export {
 	uint64_t next_ns;
 	uint32_t id;
+	uint32_t nchild;
 	struct msga__shm_slot *slot;
-	struct msga__shm_slot *streams[MSGA_SUB_STREAMS_MAX];
+	struct msga__shm_slot *child[];
 };
 
-static uint32_t export_id(struct msga_ctx *ctx)
+/* A child's record into rec (a size-first struct); its name; 0 if live. */
+typedef int (*child_get_fn)(const void *obj, uint32_t idx, void *rec,
+			    const char **name);
+
+static struct msga__export *export_get(struct msga_ctx *ctx,
+				       struct msga__export **xp,
+				       uint32_t nchild, uint64_t now)
 {
-	return ++ctx->stat_ids;
+	struct msga__export *x = *xp;
+
+	if (!ctx->stat_file || (x && now < x->next_ns))
+		return NULL;
+	if (!x) {
+		x = calloc(1, sizeof(*x) + nchild * sizeof(x->child[0]));
+		if (!x)
+			return NULL;
+		x->nchild = nchild;
+		x->id = ++ctx->stat_ids;
+		*xp = x;
+	}
+	x->next_ns = now + MSGA__STAT_INTERVAL_NS;
+	return x;
 }
 
-static void export_streams(struct msga_sub *sub, struct msga__sub_export *x,
-			   uint32_t n)
+static void export_children(struct msga_ctx *ctx, struct msga__export *x,
+			    uint32_t kind, uint32_t n, const void *obj,
+			    child_get_fn get)
 {
-	for (uint32_t i = 0; i < MSGA_SUB_STREAMS_MAX; i++) {
-		struct msga_stream_stats ss = { .size = sizeof(ss) };
-		int live = i < n && !msga_sub_stream_stats(sub, i, &ss);
+	uint64_t rec[MSGA__SHM_PAYLOAD_MAX / 8];
+
+	for (uint32_t i = 0; i < x->nchild; i++) {
+		const char *name = NULL;
+		int live = i < n && !get(obj, i, rec, &name);
 
 		if (!live) {
-			msga__stat_slot_put(sub->ctx, x->streams[i]);
-			x->streams[i] = NULL;
+			msga__stat_slot_put(ctx, x->child[i]);
+			x->child[i] = NULL;
 			continue;
 		}
-		if (!x->streams[i])
-			x->streams[i] = msga__stat_slot_get(sub->ctx,
-							    MSGA__SHM_STREAM,
-							    export_id(sub->ctx),
-							    x->id, ss.topic);
-		if (x->streams[i])
-			msga__stat_slot_set(x->streams[i], &ss, sizeof(ss));
+		if (!x->child[i])
+			x->child[i] = msga__stat_slot_get(ctx, kind,
+							  ++ctx->stat_ids,
+							  x->id, name);
+		if (x->child[i]) {
+			uint32_t size;
+
+			memcpy(&size, rec, sizeof(size)); /* (size-first) */
+			msga__stat_slot_set(x->child[i], rec, size);
+		}
 	}
+}
+
+static void export_free(struct msga_ctx *ctx, struct msga__export **xp)
+{
+	struct msga__export *x = *xp;
+
+	if (!x)
+		return;
+	for (uint32_t i = 0; i < x->nchild; i++)
+		msga__stat_slot_put(ctx, x->child[i]);
+	msga__stat_slot_put(ctx, x->slot);
+	free(x);
+	*xp = NULL;
+}
+
+static int stream_get(const void *obj, uint32_t idx, void *rec,
+		      const char **name)
+{
+	struct msga_stream_stats *ss = rec;
+
+	ss->size = sizeof(*ss);
+	*name = ss->topic;
+	return msga_sub_stream_stats(obj, idx, ss);
 }
 
 void msga__sub_export(struct msga_sub *sub, uint64_t now)
 {
-	struct msga__sub_export *x = sub->exp;
 	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga__export *x = export_get(sub->ctx, &sub->exp,
+					    MSGA_SUB_STREAMS_MAX, now);
 
-	if (!sub->ctx->stat_file || (x && now < x->next_ns))
+	if (!x)
 		return;
-	if (!x) {
-		x = sub->exp = calloc(1, sizeof(*x));
-		if (!x)
-			return;
-		x->id = export_id(sub->ctx);
-	}
-	x->next_ns = now + MSGA__STAT_INTERVAL_NS;
 	if (!x->slot)
 		x->slot = msga__stat_slot_get(sub->ctx, MSGA__SHM_SUB, x->id, 0,
 					      sub->pattern);
 	if (!x->slot || msga_sub_stats(sub, &st))
 		return;
 	msga__stat_slot_set(x->slot, &st, sizeof(st));
-	export_streams(sub, x, st.streams);
+	export_children(sub->ctx, x, MSGA__SHM_STREAM, st.streams, sub,
+			stream_get);
 }
 
 void msga__sub_export_free(struct msga_sub *sub)
 {
-	struct msga__sub_export *x = sub->exp;
+	export_free(sub->ctx, &sub->exp);
+}
+
+static int conn_get(const void *obj, uint32_t idx, void *rec,
+		    const char **name)
+{
+	struct msga_pub_conn_stats *cs = rec;
+
+	cs->size = sizeof(*cs);
+	*name = cs->peer;
+	return msga_pub_conn_stats(obj, idx, cs);
+}
+
+void msga__pub_export(struct msga_pub *pub, uint64_t now)
+{
+	struct msga_pub_stats st = { .size = sizeof(st) };
+	struct msga__export *x = export_get(pub->ctx, &pub->exp,
+					    MSGA_PUB_CONNS_MAX, now);
 
 	if (!x)
 		return;
-	for (uint32_t i = 0; i < MSGA_SUB_STREAMS_MAX; i++)
-		msga__stat_slot_put(sub->ctx, x->streams[i]);
-	msga__stat_slot_put(sub->ctx, x->slot);
-	free(x);
-	sub->exp = NULL;
+	if (!x->slot)
+		x->slot = msga__stat_slot_get(pub->ctx, MSGA__SHM_PUB, x->id, 0,
+					      pub->label);
+	if (!x->slot || msga_pub_stats(pub, &st))
+		return;
+	msga__stat_slot_set(x->slot, &st, sizeof(st));
+	export_children(pub->ctx, x, MSGA__SHM_PUB_CONN, st.conn_slots, pub,
+			conn_get);
+}
+
+void msga__pub_export_free(struct msga_pub *pub)
+{
+	export_free(pub->ctx, &pub->exp);
 }
