@@ -418,11 +418,17 @@ Test(recovery, documented_errors, .timeout = 60)
 	sa.flags = MSGA_SUB_OUT_OF_ORDER | MSGA_SUB_AB_LINES;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
-	/* the age bound (0.9) is an option, and the next bit is not one */
+	/*
+	 * the age bound (0.9) is an option, and so is reconnect's opt-out
+	 * (0.10, the bit after it); the next bit is not one
+	 */
 	sa.flags = MSGA_SUB_RECOVERY_BOUND;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
-	sa.flags = MSGA_SUB_RECOVERY_BOUND << 1;
+	sa.flags = MSGA_SUB_NO_RECONNECT;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	msga_sub_destroy(sub);
+	sa.flags = MSGA_SUB_NO_RECONNECT << 1;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
 	msga_ctx_close(ctx);
 }
