@@ -489,8 +489,14 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 	static struct srq_rec r;
 	struct msga_ctx *cs = devtest_open_ctx(), *cp = devtest_open_ctx();
 	struct msga_ctx *all[2] = { cs, cp };
+	/*
+	 * (NO_RECONNECT: each round's connections end for good, as the test
+	 * counts them; a subscriber that reconnects would try each destroyed
+	 * publisher's port again beside the next round's connections)
+	 */
 	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "srq",
-				   .flags = MSGA_SUB_NO_RING,
+				   .flags = MSGA_SUB_NO_RING |
+					    MSGA_SUB_NO_RECONNECT,
 				   .on_msg = srq_on_msg,
 				   .on_event = srq_on_event, .user = &r };
 	struct msga_sub *sub;
