@@ -205,6 +205,31 @@ Test(rsched, retention_trims)
 	cr_expect_eq(msga__rsched_low(&s), UINT64_MAX);
 }
 
+/*
+ * A region walked past the new oldest whose next chunk would start an
+ * overlap back, below oldest: the next chunk starts at oldest, not under
+ * it (fuzz_repair_sched found lo above next, CI of 2026-11-27).
+ */
+Test(rsched, retention_above_next_chunk_start)
+{
+	uint64_t lo, hi, from;
+	uint32_t id;
+
+	msga__rsched_add(&s, 0, 200000);
+	cr_assert_eq(msga__rsched_next(&s, &id, &lo, &hi), 1);
+	cr_expect_eq(hi, CHUNK);
+	cr_assert_eq(msga__rsched_done(&s, id, CHUNK - 100), 0);
+	cr_expect_eq(s.reg[0].next, CHUNK - OVERLAP);
+	msga__rsched_retained(&s, CHUNK - 200);
+	cr_expect_eq(s.reg[0].lo, CHUNK - 200);
+	cr_expect_eq(s.reg[0].next, CHUNK - 200);
+	cr_expect_eq(s.reg[0].walk, CHUNK - 100, "the walk is kept");
+	cr_assert_eq(msga__rsched_next(&s, &id, &lo, &hi), 1);
+	cr_expect_eq(lo, CHUNK - 200);
+	cr_assert_eq(msga__rsched_walk_from(&s, id, &from), 0);
+	cr_expect_eq(from, CHUNK - 100);
+}
+
 Test(rsched, share_fair)
 {
 	uint64_t want[3] = { 5000, 5000, 5000 }, grant[3];

@@ -280,7 +280,15 @@ void msga__rsched_retained(struct msga__rsched *s, uint64_t oldest)
 			r->lo = r->next = r->walk = oldest;
 			r->out = 0;
 		} else {
-			r->lo = oldest; /* walked past it already: untorn */
+			/*
+			 * Walked past it already: untorn. The next chunk starts
+			 * an overlap before the last one ended, which may lie
+			 * below oldest: it starts at oldest instead, still at
+			 * or below the walk (a record start) that it must hold.
+			 */
+			r->lo = oldest;
+			if (r->next < oldest)
+				r->next = oldest;
 		}
 		i++;
 	}
