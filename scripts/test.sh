@@ -42,7 +42,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc)
 
-step() { printf '\n######## %s\n' "$*"; }
+step() { printf '\n######## [%4d s] %s\n' "$SECONDS" "$*"; }
 
 # Show each host test's own Criterion output (automake keeps it in .log).
 show_host_logs() {

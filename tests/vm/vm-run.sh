@@ -13,7 +13,8 @@
 # KVM boot spun at full CPU for minutes without reaching the guest, which
 # would have cost a run its whole MSGA_VM_TIMEOUT. MSGA_VM_KVM=1 tries KVM
 # first where /dev/kvm exists, falling back to TCG when the kernel does not
-# boot. MSGA_VM_TIMEOUT (seconds) bounds each boot.
+# boot. MSGA_VM_TIMEOUT (seconds) bounds each boot, and a guest that has
+# not marked itself booted within MSGA_VM_BOOT_TIMEOUT (480) is stopped.
 # MSGA_VM_QEMU_OPTS adds QEMU arguments (two-host.sh: a network link).
 #
 # The guest sees the host's files at the same paths, read-only, except
@@ -83,17 +84,45 @@ guest+=" bash $(printf %q "$results/guest-cmd.sh")"
 # virtme-ng runs its helpers from PATH.
 export PATH="$(dirname "$vng"):$PATH"
 
+# A guest that never marks booted (a kernel that hangs, a command it
+# cannot read) would otherwise hold the run until MSGA_VM_TIMEOUT: stop
+# it after MSGA_VM_BOOT_TIMEOUT seconds instead. timeout(1) passes the
+# TERM on to virtme-ng.
+boot_watchdog() {
+	local left=${MSGA_VM_BOOT_TIMEOUT:-480} pid
+
+	while [ "$left" -gt 0 ]; do
+		[ -f "$results/booted" ] && return 0
+		sleep 2
+		left=$((left - 2))
+	done
+	pid=$(cat "$results/vm.pid" 2>/dev/null) || return 0
+	echo "vm-run: the guest did not mark booted within ${MSGA_VM_BOOT_TIMEOUT:-480} s: stopping the VM" >&2
+	kill -TERM "$pid" 2>/dev/null
+	return 0
+}
+
 boot() {
-	rm -f "$results/rc" "$results/started" "$results/booted"
-	timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
-		"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
-		--append "${MSGA_VM_APPEND-tsc=reliable clocksource=tsc}" \
-		$shares \
-		${MSGA_VM_QEMU_OPTS:+--qemu-opts="$MSGA_VM_QEMU_OPTS"} \
-		--exec "$guest" 2>&1 | cat
+	local watchdog ret
+
+	rm -f "$results/rc" "$results/started" "$results/booted" "$results/vm.pid"
+	boot_watchdog &
+	watchdog=$!
+	(
+		echo "$BASHPID" >"$results/vm.pid"
+		exec timeout --kill-after=10 "${MSGA_VM_TIMEOUT:-1500}" \
+			"$vng" --run "$kernel" "$@" --cpus 2 --memory 4G \
+			--append "${MSGA_VM_APPEND-tsc=reliable clocksource=tsc}" \
+			$shares \
+			${MSGA_VM_QEMU_OPTS:+--qemu-opts="$MSGA_VM_QEMU_OPTS"} \
+			--exec "$guest"
+	) 2>&1 | cat
 	# Through a pipe: QEMU reopens its stdout as a new file description,
 	# so with stdout on a log file it would overwrite the log from byte 0.
-	return "${PIPESTATUS[0]}"
+	ret=${PIPESTATUS[0]}
+	kill "$watchdog" 2>/dev/null || true
+	wait "$watchdog" 2>/dev/null || true
+	return "$ret"
 }
 
 booted=0
