@@ -156,7 +156,7 @@ MSGA_API int msga_ctx_reload_keys(struct msga_ctx *ctx, uint32_t overlap_ms);
 /** What msga_ctx_query() reports about the opened device port. */
 struct msga_dev_info {
 	uint32_t size;          /* sizeof(struct msga_dev_info), set by caller */
-	enum msga_transport transport;
+	uint32_t transport;     /* enum msga_transport (a uint32_t since 0.10) */
 	char dev_name[64];
 	uint8_t port;
 	uint8_t reserved[3];
@@ -202,11 +202,20 @@ MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,
 
 /**
  * The last failure recorded on ctx, "what failed and where: text", or ""
- * when none (or ctx NULL); a success does not clear it, so read it only
- * after a failure. Never NULL, at most 255 bytes, valid until the next
- * call on ctx. Cannot fail. Callbacks: yes.
+ * when none (or ctx NULL). Since 0.10 its clearing is defined: only a
+ * failure sets it (not every failure records one: msga_ctx_query() and
+ * the argument checks of the fast path do not), a success never changes
+ * it, and only msga_ctx_clear_error() empties it. So clear, call, and on
+ * failure read it. Never NULL, at most 255 bytes, unchanged until the
+ * next failure recorded or clear on ctx. Cannot fail. Callbacks: yes.
  */
 MSGA_API const char *msga_ctx_last_error(const struct msga_ctx *ctx);
+/**
+ * Since 0.10: empty ctx's last error (msga_ctx_last_error() gives ""
+ * until a failure is recorded again). NULL is a no-op. Cannot fail.
+ * Callbacks: yes.
+ */
+MSGA_API void msga_ctx_clear_error(struct msga_ctx *ctx);
 
 /**
  * Why the last msga_ctx_open() in this thread failed, or "" if it did not
@@ -221,7 +230,7 @@ MSGA_API const char *msga_open_error(void);
  * "unknown" for any other value. A constant string, never NULL. Cannot
  * fail. Any thread, any time; callbacks too.
  */
-MSGA_API const char *msga_transport_name(enum msga_transport t);
+MSGA_API const char *msga_transport_name(uint32_t t);
 
 /* ------------------------------------------------------------------ */
 /* Publish / subscribe (see msga_pub_create(3), msga_sub_create(3),   */
@@ -300,10 +309,17 @@ enum msga_event_type {
 	MSGA_EVENT_REJECTED = 9,
 };
 
-/** Connection event, passed to the on_event callback. */
+/**
+ * Connection event, passed to the on_event callback. The library fills it:
+ * size is the running library's sizeof(struct msga_event), so a caller
+ * built against a later header reads a member only when size covers it
+ * (offsetof + sizeof). Since 0.10 (soname 10): size first, type a
+ * uint32_t (values of enum msga_event_type), status an int32_t.
+ */
 struct msga_event {
-	enum msga_event_type type;
-	int status;             /* 0 or a negative errno */
+	uint32_t size;          /* sizeof(struct msga_event), set by the library */
+	uint32_t type;          /* enum msga_event_type */
+	int32_t status;         /* 0 or a negative errno */
 	uint32_t conn_id;       /* connection the event is about */
 	struct msga_pub *pub;   /* the publisher, or NULL */
 	struct msga_sub *sub;   /* the subscriber, or NULL */
@@ -323,8 +339,14 @@ typedef void (*msga_event_cb)(const struct msga_event *ev, void *user);
 /**
  * A received message. data points into registered receive memory and is
  * valid until the callback returns, unless msga_msg_hold() is called.
+ * The library fills it: size is the running library's
+ * sizeof(struct msga_msg), so a caller built against a later header reads
+ * a member only when size covers it. Since 0.10 (soname 10): size and
+ * flags first, priv_ last.
  */
 struct msga_msg {
+	uint32_t size;          /* sizeof(struct msga_msg), set by the library */
+	uint32_t flags;         /* enum msga_msg_flags (since 0.7) */
 	const void *data;
 	size_t len;
 	const char *topic;      /* topic name */
@@ -339,17 +361,12 @@ struct msga_msg {
 	 * together are 1 ns apart), so keep it unchanged in a copy.
 	 */
 	uint64_t rx_time_ns;
-	void *priv_;            /* library use */
 	/*
 	 * The publisher that sent it: a 64-bit id, unique per publisher
 	 * object; its high 32 bits identify the host. 0 over RC.
 	 */
 	uint64_t origin;
-	/*
-	 * Since 0.7: enum msga_msg_flags. Read it only from a library of
-	 * 0.7 or later (msga_version()): older ones pass a shorter struct.
-	 */
-	uint32_t flags;
+	void *priv_;            /* library use; keep it in a copy */
 };
 
 /** msga_msg.flags */
@@ -648,11 +665,17 @@ struct msga_sub_attr {
 #define MSGA_RECOVERY_DEFAULT_BYTES (16u << 20)
 #define MSGA_RECOVERY_MIN_BYTES (64u << 10)
 
-/** A claimed, not yet committed, message (msga_pub_claim()). */
+/**
+ * A claimed, not yet committed, message (msga_pub_claim()). The library
+ * fills it (size: its sizeof(struct msga_claim)) and reads it back in
+ * msga_pub_commit() and msga_pub_abort(). Since 0.10 (soname 10): size
+ * first, priv_ last.
+ */
 struct msga_claim {
+	uint32_t size;          /* sizeof(struct msga_claim), set by the library */
+	uint32_t topic_id;
 	void *data;             /* write len bytes here */
 	size_t len;
-	uint32_t topic_id;
 	uint32_t priv_[3];      /* library use */
 };
 
@@ -790,14 +813,17 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub);
  * in "?bind=ADDR" (join on that local address of the context's device)
  * and "&source=ADDR" (up to MSGA_SUB_SOURCES_MAX: take datagrams from
  * those senders only, by their GRH source GID). It goes on in
- * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the id
- * returned: 0 or more; or -EINVAL (NULL, bad uri or option, a prefix
- * pattern on a range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL
- * (mcast://, no local address, or bind= not here), -ENODEV (bind= on
- * another or no RDMA device), -EHOSTUNREACH (no route), -ENOMEM.
+ * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the
+ * connection's id, stored in *conn_id (NULL: not wanted). Since 0.10
+ * (soname 10) the id comes back there, not as the return value. 0; or
+ * -EINVAL (sub or uri NULL, bad uri or option, a prefix pattern on a
+ * range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL (mcast://, no local
+ * address, or bind= not here), -ENODEV (bind= on another or no RDMA
+ * device), -EHOSTUNREACH (no route), -ENOMEM; *conn_id unchanged then.
  * Callbacks: yes.
  */
-MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
+MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
+			      uint32_t *conn_id);
 /**
  * Close connection or membership conn_id of sub: what it has not delivered
  * is dropped, and sub's on_event is not called (an RC publisher sees
