@@ -63,6 +63,7 @@ static int rx_depth_of(struct msga_ctx *ctx, const struct msga_sub_attr *attr,
 	uint32_t max = MSGA_SUB_RX_DEPTH_MAX;
 	const struct ibv_device_attr *da = &ctx->dev_attr;
 
+	*depth = 0;
 	if (SUB_ATTR_GET(attr, reserved_rx))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
 				      "reserved_rx is not 0");
