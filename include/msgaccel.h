@@ -164,7 +164,7 @@ MSGA_API int msga_ctx_reload_keys(struct msga_ctx *ctx, uint32_t overlap_ms);
 /** What msga_ctx_query() reports about the opened device port. */
 struct msga_dev_info {
 	uint32_t size;          /* sizeof(struct msga_dev_info), set by caller */
-	uint32_t transport;     /* enum msga_transport (a uint32_t since 0.10) */
+	uint32_t transport;     /* enum msga_transport (uint32_t: 0.10) */
 	char dev_name[64];
 	uint8_t port;
 	uint8_t reserved[3];
@@ -335,7 +335,7 @@ enum msga_event_type {
  * uint32_t (values of enum msga_event_type), status an int32_t.
  */
 struct msga_event {
-	uint32_t size;          /* sizeof(struct msga_event), set by the library */
+	uint32_t size;          /* sizeof(struct msga_event): the library's */
 	uint32_t type;          /* enum msga_event_type */
 	int32_t status;         /* 0 or a negative errno */
 	uint32_t conn_id;       /* connection the event is about */
@@ -363,7 +363,7 @@ typedef void (*msga_event_cb)(const struct msga_event *ev, void *user);
  * flags first, priv_ last.
  */
 struct msga_msg {
-	uint32_t size;          /* sizeof(struct msga_msg), set by the library */
+	uint32_t size;          /* sizeof(struct msga_msg): the library's */
 	uint32_t flags;         /* enum msga_msg_flags (since 0.7) */
 	const void *data;
 	size_t len;

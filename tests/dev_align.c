@@ -221,7 +221,8 @@ static void ud_refused(const char *uri)
 	struct al_rec r = { .want = 8 };
 
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(al_sub(ctx, 0, &r), uri, NULL), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(al_sub(ctx, 0, &r), uri, NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 

@@ -102,8 +102,10 @@ static void refused(void)
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
 	pa.uri = "mcast://" G_FAR;
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_FAR, NULL), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18990), NULL), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_FAR, NULL),
+		     -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18990), NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -589,7 +591,8 @@ Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
 	cr_assert_eq(pub->ud.ep->cookies_sent, 0, "a COOKIE went to no proof");
 	cr_assert_eq(pub->ud.ndests, 0);
 	sub = sub_on(ctx[1], 0, &s);
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)), NULL), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctx, 2, &s.connected, 1, 15000),
 		  "the keyed subscriber did not connect");
 	for (uint64_t seq = 1; seq <= 50; seq++) {

@@ -222,7 +222,8 @@ static void check_iwarp_refusal(void)
 
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
 	cr_assert_null(pub);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_MAC, NULL), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_MAC, NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 

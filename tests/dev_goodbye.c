@@ -89,7 +89,8 @@ static void pub_leaves(uint32_t flags)
 	sub = dp_sub_flags(ctxs[1], "*", flags, &rec);
 	cr_assert_eq(msga_pub_topic(pub, "g", &t), 0);
 	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)
-						   msga_pub_port(pub)), NULL), 0);
+						   msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 1, 10000));
 	for (uint64_t s = 1; s <= 20; s++)
 		dp_send(pub, t, s, 64, ctxs, 2);

@@ -119,7 +119,8 @@ static void raw_publish(const char *name, uint32_t len, struct dp_rec *rec)
 	uint64_t end;
 
 	memset(&rp, 0, sizeof(rp));
-	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm)), NULL), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm)), NULL),
+		      0);
 	raw_pub_connect(&rp, ctx, rec);
 	raw_pub_send(&rp, &topic, name);
 	dp_fill(msg, sizeof(msg), 0, 1);

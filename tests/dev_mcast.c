@@ -540,7 +540,8 @@ Test(mcast, documented_errors)
 	/* not multicast, link-local control block, bad prefix, garbage */
 	cr_assert_eq(msga_sub_connect(sub, "mcast://10.1.2.3", NULL), -EINVAL);
 	cr_assert_eq(msga_sub_connect(sub, "mcast://224.0.0.5", NULL), -EINVAL);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://239.1.0.0/33", NULL), -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://239.1.0.0/33", NULL),
+		     -EINVAL);
 	cr_assert_eq(msga_sub_connect(sub, "mcast://", NULL), -EINVAL);
 	/* a prefix pattern cannot name its group inside a range */
 	cr_assert_eq(msga_sub_connect(prefix, "mcast://239.255.0.0/16", NULL),

@@ -263,7 +263,8 @@ Test(pub_stats, rc_refusals_and_keepalives, .timeout = 120)
 	cr_assert_eq(msga_pub_create(pctx, &a, &pub), 0);
 	dp_connect(s1, pub, ctxs, 2, 1);
 	cr_assert_geq(msga_sub_connect(s2, dp_uri((uint16_t)
-						  msga_pub_port(pub)), NULL), 0);
+						  msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctxs, 2, &r2.failed, 1, 20000));
 	st = pub_stats(pub);
 	cr_expect_eq(st.refused_limits, 1);

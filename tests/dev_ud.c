@@ -77,7 +77,8 @@ static void refused(void)
 	struct msga_sub *sub = dp_sub(ctx, "md.*", &rec);
 
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 

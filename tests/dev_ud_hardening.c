@@ -44,7 +44,8 @@ static void refused(void)
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
 	a.uri = G_FLAP;
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL),
+		     -EOPNOTSUPP);
 	cr_assert_eq(msga_sub_connect(sub, G_FLAP, NULL), -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
