@@ -5,8 +5,16 @@
  * Conventions (see msgaccel(7)):
  *  - every fallible call returns int: >= 0 on success, a negative errno on
  *    failure; msga_strerror() turns it into text;
- *  - handles are opaque; the only public structs are attribute/info structs
- *    whose first field is their size, so they can grow without breaking ABI;
+ *  - handles are opaque; every public struct the library reads or fills
+ *    starts with its size, so it can grow at its end without breaking the
+ *    ABI (soname libmsgaccel.so.9 since 0.10.0; msgaccel(7), ABI): the
+ *    caller sets size in its own memory (attributes, information,
+ *    msga_claim), the library in its own (msga_msg, msga_event); no enum
+ *    type is a member (a uint32_t holds the constants); reserved fields
+ *    must be 0 (-EINVAL);
+ *  - MSGA_* limits: protocol constants are fixed forever; the policy
+ *    limits and attribute ranges are fixed for the soname (a change would
+ *    bump it), so a caller may size arrays by them (msgaccel(7), ABI);
  *  - a context and everything created from it belong to one thread at a
  *    time; the library takes no locks on the fast path;
  *  - callbacks (on_msg, on_event, authorize) run only inside
@@ -89,7 +97,7 @@ struct msga_ctx_attr {
 	const char *dev_name;   /* e.g. "mlx5_0", "rxe0"; NULL = any */
 	const char *local_addr; /* numeric IPv4/IPv6 address; NULL = any */
 	uint8_t port;           /* 1-based port; 0 = first active port */
-	uint8_t reserved[7];
+	uint8_t reserved[7];    /* 0 (since 0.10: else -EINVAL) */
 	/*
 	 * A connected unicast peer (RC, or UD unicast) that says nothing
 	 * for this long is reported gone: MSGA_EVENT_DISCONNECTED with
@@ -98,7 +106,7 @@ struct msga_ctx_attr {
 	 * MSGA_PEER_TIMEOUT_MIN_MS to MSGA_PEER_TIMEOUT_MAX_MS.
 	 */
 	uint32_t peer_timeout_ms;
-	uint32_t reserved2;
+	uint32_t reserved2;     /* 0 (since 0.10: else -EINVAL) */
 	/*
 	 * Since 0.8, authentication (msgaccel(7), SECURITY). Keys come from
 	 * key_file, or one key is given here (key and key_name); not both.
@@ -156,7 +164,7 @@ MSGA_API int msga_ctx_reload_keys(struct msga_ctx *ctx, uint32_t overlap_ms);
 /** What msga_ctx_query() reports about the opened device port. */
 struct msga_dev_info {
 	uint32_t size;          /* sizeof(struct msga_dev_info), set by caller */
-	enum msga_transport transport;
+	uint32_t transport;     /* enum msga_transport (uint32_t: 0.10) */
 	char dev_name[64];
 	uint8_t port;
 	uint8_t reserved[3];
@@ -202,11 +210,20 @@ MSGA_API int msga_ctx_query(const struct msga_ctx *ctx,
 
 /**
  * The last failure recorded on ctx, "what failed and where: text", or ""
- * when none (or ctx NULL); a success does not clear it, so read it only
- * after a failure. Never NULL, at most 255 bytes, valid until the next
- * call on ctx. Cannot fail. Callbacks: yes.
+ * when none (or ctx NULL). Since 0.10 its clearing is defined: only a
+ * failure sets it (not every failure records one: msga_ctx_query() and
+ * the argument checks of the fast path do not), a success never changes
+ * it, and only msga_ctx_clear_error() empties it. So clear, call, and on
+ * failure read it. Never NULL, at most 255 bytes, unchanged until the
+ * next failure recorded or clear on ctx. Cannot fail. Callbacks: yes.
  */
 MSGA_API const char *msga_ctx_last_error(const struct msga_ctx *ctx);
+/**
+ * Since 0.10: empty ctx's last error (msga_ctx_last_error() gives ""
+ * until a failure is recorded again). NULL is a no-op. Cannot fail.
+ * Callbacks: yes.
+ */
+MSGA_API void msga_ctx_clear_error(struct msga_ctx *ctx);
 
 /**
  * Why the last msga_ctx_open() in this thread failed, or "" if it did not
@@ -221,7 +238,7 @@ MSGA_API const char *msga_open_error(void);
  * "unknown" for any other value. A constant string, never NULL. Cannot
  * fail. Any thread, any time; callbacks too.
  */
-MSGA_API const char *msga_transport_name(enum msga_transport t);
+MSGA_API const char *msga_transport_name(uint32_t t);
 
 /* ------------------------------------------------------------------ */
 /* Publish / subscribe (see msga_pub_create(3), msga_sub_create(3),   */
@@ -233,6 +250,16 @@ MSGA_API const char *msga_transport_name(enum msga_transport t);
 struct msga_pub;
 struct msga_sub;
 
+/*
+ * Protocol constants, fixed forever (every peer's wire format depends on
+ * them): MSGA_TOPIC_MAX, MSGA_MSG_MAX, MSGA_FRAG_MAX, MSGA_KEY_LEN,
+ * MSGA_KEY_NAME_MAX. Policy limits, fixed for soname 9 (raising one is an
+ * incompatible change: topic ids stay below MSGA_PUB_TOPICS_MAX for
+ * callers that index arrays by them): MSGA_PUB_TOPICS_MAX,
+ * MSGA_SUB_STREAMS_MAX, MSGA_PUB_CONNS_MAX, MSGA_PUB_ALLOW_MAX,
+ * MSGA_KEYS_MAX, MSGA_SUB_SOURCES_MAX, and every attribute's _MIN/_MAX.
+ * Defaults (_DEFAULT): pass 0 to get the running library's.
+ */
 /* Longest topic name; names use [A-Za-z0-9._/-]. */
 #define MSGA_TOPIC_MAX 63
 /* Largest message; longer ones are refused with -EMSGSIZE. */
@@ -300,10 +327,17 @@ enum msga_event_type {
 	MSGA_EVENT_REJECTED = 9,
 };
 
-/** Connection event, passed to the on_event callback. */
+/**
+ * Connection event, passed to the on_event callback. The library fills it:
+ * size is the running library's sizeof(struct msga_event), so a caller
+ * built against a later header reads a member only when size covers it
+ * (offsetof + sizeof). Since 0.10 (soname 9): size first, type a
+ * uint32_t (values of enum msga_event_type), status an int32_t.
+ */
 struct msga_event {
-	enum msga_event_type type;
-	int status;             /* 0 or a negative errno */
+	uint32_t size;          /* sizeof(struct msga_event): the library's */
+	uint32_t type;          /* enum msga_event_type */
+	int32_t status;         /* 0 or a negative errno */
 	uint32_t conn_id;       /* connection the event is about */
 	struct msga_pub *pub;   /* the publisher, or NULL */
 	struct msga_sub *sub;   /* the subscriber, or NULL */
@@ -323,8 +357,14 @@ typedef void (*msga_event_cb)(const struct msga_event *ev, void *user);
 /**
  * A received message. data points into registered receive memory and is
  * valid until the callback returns, unless msga_msg_hold() is called.
+ * The library fills it: size is the running library's
+ * sizeof(struct msga_msg), so a caller built against a later header reads
+ * a member only when size covers it. Since 0.10 (soname 9): size and
+ * flags first, priv_ last.
  */
 struct msga_msg {
+	uint32_t size;          /* sizeof(struct msga_msg): the library's */
+	uint32_t flags;         /* enum msga_msg_flags (since 0.7) */
 	const void *data;
 	size_t len;
 	const char *topic;      /* topic name */
@@ -339,17 +379,12 @@ struct msga_msg {
 	 * together are 1 ns apart), so keep it unchanged in a copy.
 	 */
 	uint64_t rx_time_ns;
-	void *priv_;            /* library use */
 	/*
 	 * The publisher that sent it: a 64-bit id, unique per publisher
 	 * object; its high 32 bits identify the host. 0 over RC.
 	 */
 	uint64_t origin;
-	/*
-	 * Since 0.7: enum msga_msg_flags. Read it only from a library of
-	 * 0.7 or later (msga_version()): older ones pass a shorter struct.
-	 */
-	uint32_t flags;
+	void *priv_;            /* library use; keep it in a copy */
 };
 
 /** msga_msg.flags */
@@ -483,7 +518,7 @@ struct msga_pub_attr {
 	 * MSGA_REJECT_EVENTS_DEFAULT.
 	 */
 	uint32_t reject_events_per_s;
-	uint32_t reserved;
+	uint32_t reserved;      /* 0 (since 0.10: else -EINVAL) */
 	/*
 	 * Since 0.10: msga_pub_destroy() first waits up to this long for
 	 * what was committed to reach the subscribers (msga_pub_flush()),
@@ -491,7 +526,7 @@ struct msga_pub_attr {
 	 * MSGA_LINGER_MAX_MS. Not from a callback, where it cannot poll.
 	 */
 	uint32_t linger_ms;
-	uint32_t reserved3;
+	uint32_t reserved3;     /* 0 (since 0.10: else -EINVAL) */
 };
 
 #define MSGA_LINGER_MAX_MS 3600000u
@@ -631,7 +666,7 @@ struct msga_sub_attr {
 	 * and max_cqe less MSGA_SUB_RX_DEPTH_MIN (msga_ctx_query()).
 	 */
 	uint32_t rx_depth;
-	uint32_t reserved_rx;   /* 0 */
+	uint32_t reserved_rx;   /* 0 (else -EINVAL) */
 };
 
 /* Since 0.10: the most "?source=ADDR" options of one mcast:// URI. */
@@ -648,11 +683,17 @@ struct msga_sub_attr {
 #define MSGA_RECOVERY_DEFAULT_BYTES (16u << 20)
 #define MSGA_RECOVERY_MIN_BYTES (64u << 10)
 
-/** A claimed, not yet committed, message (msga_pub_claim()). */
+/**
+ * A claimed, not yet committed, message (msga_pub_claim()), in the
+ * caller's memory: set .size, then the library fills the rest and reads
+ * it back in msga_pub_commit() and msga_pub_abort(). Since 0.10 (soname
+ * 9): size first, priv_ last.
+ */
 struct msga_claim {
+	uint32_t size;          /* sizeof(struct msga_claim), set by caller */
+	uint32_t topic_id;
 	void *data;             /* write len bytes here */
 	size_t len;
-	uint32_t topic_id;
 	uint32_t priv_[3];      /* library use */
 };
 
@@ -726,12 +767,13 @@ MSGA_API int msga_pattern_check(const char *pattern);
 /**
  * Reserve len bytes for a message on topic_id in registered memory, at
  * claim->data; then msga_pub_commit() (len may shrink) or msga_pub_abort().
- * One claim at a time; callbacks: yes. 0, or -EINVAL (NULL, unknown topic),
+ * Set claim->size first (since 0.10). One claim at a time; callbacks:
+ * yes. 0, or -EINVAL (NULL, claim->size below 0.10's, unknown topic),
  * -EMSGSIZE (len > MSGA_MSG_MAX), -EBUSY (a claim is out), -EAGAIN (no room
  * yet: poll, retry), -ENOMEM; mcast:// -ENETUNREACH, -ENOTCONN; UD -ENETDOWN;
  * MSGA_PUB_BLOCK: no -EAGAIN but -ETIMEDOUT, -EDEADLK (callback), -ESHUTDOWN.
  *
- *	struct msga_claim c;
+ *	struct msga_claim c = { .size = sizeof(c) };
  *	int ret;
  *
  *	while ((ret = msga_pub_claim(pub, topic_id, len, &c)) == -EAGAIN)
@@ -790,14 +832,17 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub);
  * in "?bind=ADDR" (join on that local address of the context's device)
  * and "&source=ADDR" (up to MSGA_SUB_SOURCES_MAX: take datagrams from
  * those senders only, by their GRH source GID). It goes on in
- * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the id
- * returned: 0 or more; or -EINVAL (NULL, bad uri or option, a prefix
- * pattern on a range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL
- * (mcast://, no local address, or bind= not here), -ENODEV (bind= on
- * another or no RDMA device), -EHOSTUNREACH (no route), -ENOMEM.
+ * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the
+ * connection's id, stored in *conn_id (NULL: not wanted). Since 0.10
+ * (soname 9) the id comes back there, not as the return value. 0; or
+ * -EINVAL (sub or uri NULL, bad uri or option, a prefix pattern on a
+ * range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL (mcast://, no local
+ * address, or bind= not here), -ENODEV (bind= on another or no RDMA
+ * device), -EHOSTUNREACH (no route), -ENOMEM; *conn_id unchanged then.
  * Callbacks: yes.
  */
-MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri);
+MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
+			      uint32_t *conn_id);
 /**
  * Close connection or membership conn_id of sub: what it has not delivered
  * is dropped, and sub's on_event is not called (an RC publisher sees

@@ -12,8 +12,9 @@
 #     HEADERS_DIR whose first member is `size`), which grows it;
 #   - an enumerator added (a new flag or event type: abidiff counts it
 #     harmless, and callers that do not know it never pass it).
-# Anything else fails with abidiff's report: a symbol removed, or added
-# to a released version node; a function's parameters or return changed;
+# Anything else fails with abidiff's report: a soname other than the
+# baseline's (a soname bump starts a new baseline, README "Releasing /
+# ABI"); a symbol removed, or added to a released version node; a function's parameters or return changed;
 # a struct member retyped, moved or removed, a member inserted before the
 # end or into a struct that is not size-first; an enumerator changed.
 # libabigail 2.2's "has_data_member_inserted_at = end" suppression also
@@ -50,6 +51,14 @@ if [ $update = yes ]; then
 fi
 [ -f "$baseline" ] || { echo "abi-check: no baseline $baseline" >&2; exit 2; }
 dump "$lib" "$tmp/new.abi"
+
+soname_of() { grep -o -m1 "soname='[^']*'" "$1" | sed "s/soname='\(.*\)'/\1/"; }
+old_soname=$(soname_of "$baseline")
+new_soname=$(soname_of "$tmp/new.abi")
+if [ "$old_soname" != "$new_soname" ]; then
+	echo "abi-check: FAIL: $lib is $new_soname, the baseline $baseline is $old_soname (a soname bump needs its own baseline: make abi-dump)"
+	exit 1
+fi
 
 # struct NAME { on one line, `TYPE size;` on the next.
 size_first_structs() {

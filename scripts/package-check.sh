@@ -35,6 +35,16 @@ deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 [ "$deb_version" = "$version" ] ||
 	die "debian/changelog says $deb_version, configure.ac says $version: add a changelog entry for $version (dch -v $version)"
 step "version $version (configure.ac and debian/changelog agree)"
+# The soname's number, libtool's current - age, names the library package.
+lt=$(sed -n 's/^AC_SUBST(\[MSGA_LT_VERSION\], \[\([0-9:]*\)\]).*/\1/p' "$top/configure.ac")
+IFS=: read -r lt_cur _ lt_age <<<"$lt"
+[ -n "$lt_cur" ] && [ -n "$lt_age" ] || die "no MSGA_LT_VERSION in configure.ac"
+soname=libmsgaccel.so.$((lt_cur - lt_age))
+libpkg=libmsgaccel$((lt_cur - lt_age))
+grep -qx "Package: $libpkg" "$top/debian/control" ||
+	die "debian/control has no package $libpkg for $soname"
+[ -f "$top/debian/$libpkg.symbols" ] || die "no debian/$libpkg.symbols"
+step "$soname (MSGA_LT_VERSION $lt): package $libpkg"
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -51,7 +61,7 @@ step "dpkg-buildpackage -us -uc -b (DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS)"
 grep -E '^dpkg-(gensymbols|shlibdeps): warning' "$work/build.log" &&
 	die "dpkg-gensymbols/dpkg-shlibdeps warned (above)"
 changes=$(ls "$work"/msgaccel_"$version"_*.changes)
-debs=("$work"/libmsgaccel0_"$version"_*.deb "$work"/libmsgaccel-dev_"$version"_*.deb \
+debs=("$work"/"$libpkg"_"$version"_*.deb "$work"/libmsgaccel-dev_"$version"_*.deb \
 	"$work"/msgaccel-tools_"$version"_*.deb)
 for deb in "${debs[@]}"; do
 	[ -f "$deb" ] || die "no package $deb"
@@ -69,10 +79,10 @@ for deb in "${debs[@]}"; do
 done
 triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=$root/usr/lib/$triplet
-[ -e "$libdir/libmsgaccel.so.0" ] || die "no libmsgaccel.so.0 in the root"
+[ -e "$libdir/$soname" ] || die "no $soname in the root"
 
 libs=$(LD_LIBRARY_PATH=$libdir ldd "$root/usr/bin/msga_stat")
-grep -q "libmsgaccel.so.0 => $libdir/" <<<"$libs" ||
+grep -q "$soname => $libdir/" <<<"$libs" ||
 	die "msga_stat does not load libmsgaccel from the root: $libs"
 out=$(LD_LIBRARY_PATH=$libdir "$root/usr/bin/msga_stat" --version) ||
 	die "msga_stat --version failed: $out"

@@ -7,7 +7,8 @@
 # struct and a function added in a new version node; an enumerator
 # added) must pass; each incompatible one (a member retyped, a member
 # moved, an enumerator changed, a function removed, a function added to a
-# released node, a member appended to a struct that is not size-first)
+# released node, a member appended to a struct that is not size-first,
+# the same library under another soname: a bump needs its own baseline)
 # must fail.
 # Needs abidw and abidiff (Debian: abigail-tools): without them it skips,
 # except under CI=true, where bootstrap installs them and it fails.
@@ -35,7 +36,7 @@ fail=0
 build() { # build NAME MAP [-DSHAPE]
 	${CC:-cc} -g -O1 -fPIC -shared -I"$here/include" -o "$tmp/$1.so" \
 		"$here/fixture.c" -Wl,--version-script="$here/$2" \
-		-Wl,-soname,libfix.so.0 ${3:+"$3"} ||
+		-Wl,-soname,"${SONAME:-libfix.so.0}" ${3:+"$3"} ||
 		{ echo "check-abi: cannot build the $1 fixture"; exit 99; }
 }
 
@@ -68,5 +69,6 @@ expect fail enum fix_v1.map -DFIX_ENUM
 expect fail remove fix_v1.map -DFIX_REMOVE
 expect fail old_stanza fix_v1_grown.map -DFIX_OLD_STANZA
 expect fail msg_grow fix_v1.map -DFIX_MSG_GROW
+SONAME=libfix.so.1 expect fail soname fix_v1.map
 echo "check-abi: $pass passed, $fail failed"
 [ $fail = 0 ]

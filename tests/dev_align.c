@@ -118,7 +118,7 @@ static void al_send(struct msga_pub *pub, uint32_t topic, size_t len,
 		    uint64_t seq, struct msga_ctx **ctx)
 {
 	uint64_t end = dp_now_ms() + 20000;
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	int ret;
 
 	while ((ret = msga_pub_claim(pub, topic, len, &c)) == -EAGAIN) {
@@ -221,7 +221,8 @@ static void ud_refused(const char *uri)
 	struct al_rec r = { .want = 8 };
 
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(al_sub(ctx, 0, &r), uri), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(al_sub(ctx, 0, &r), uri, NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -268,7 +269,7 @@ static void ud_case(const char *uri, int mcast)
 	else
 		uri = dp_ud_uri(msga_pub_port(pub));
 	sub = al_sub(ctx[1], 0, &r);
-	id = msga_sub_connect(sub, uri);
+	id = dp_connect_id(sub, uri);
 	cr_assert_geq(id, 0, "msga_sub_connect(%s) = %d", uri, id);
 	cr_assert(dp_poll_until(ctx, 2, &r.ev.connected, 1, 15000),
 		  "not joined (failed %d, status %d)", r.ev.failed,

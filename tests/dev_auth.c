@@ -128,7 +128,7 @@ static void connect_and_wait(struct msga_sub *sub, struct msga_pub *pub,
 			     struct msga_ctx **ctxs, struct dp_rec *rec)
 {
 	int before = rec->connected + rec->failed + rec->disconnected;
-	int ret = msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)));
+	int ret = dp_connect_id(sub, dp_uri((uint16_t)msga_pub_port(pub)));
 	uint64_t end = dp_now_ms() + devtest_wait_s(10) * 1000ull;
 
 	cr_assert_geq(ret, 0, "msga_sub_connect = %d", ret);

@@ -218,7 +218,7 @@ static int iwarp_refuses_options(void)
 						      devtest_env()->addr))));
 	ctx = devtest_open_ctx();
 	sub = sub_depth(ctx, 0, &s);
-	cr_assert_eq(msga_sub_connect(sub, src), -EOPNOTSUPP, "%s", src);
+	cr_assert_eq(msga_sub_connect(sub, src, NULL), -EOPNOTSUPP, "%s", src);
 	msga_ctx_close(ctx);
 	return 1;
 }
@@ -251,7 +251,7 @@ static void rig_down(struct rig *r)
 static void join(struct rig *r, struct msga_sub *sub, const char *uri,
 		 struct seen *s)
 {
-	int ret = msga_sub_connect(sub, uri);
+	int ret = dp_connect_id(sub, uri);
 
 	cr_assert_geq(ret, 0, "%s: %d: %s", uri, ret,
 		      msga_ctx_last_error(r->ctx[1]));
@@ -305,10 +305,10 @@ Test(bind, an_address_elsewhere_is_refused, .timeout = 120)
 	sub = sub_depth(ctx, 0, &s);
 	/* not an address of this host */
 	cr_assert_eq(msga_sub_connect(sub, uri_with(opt_addr("bind",
-							     "192.0.2.1"))),
+							     "192.0.2.1")), NULL),
 		     -EADDRNOTAVAIL);
 	/* an address of no RDMA device */
-	ret = msga_sub_connect(sub, uri_with(opt_addr(
+	ret = dp_connect_id(sub, uri_with(opt_addr(
 			"bind", need_env("MSGA_TEST_NORDMA_ADDR"))));
 	cr_assert_eq(ret, -ENODEV, "%d: %s", ret, msga_ctx_last_error(ctx));
 	pa.uri = uri_with(opt_addr("bind", "192.0.2.1"));
@@ -323,7 +323,7 @@ Test(bind, an_address_elsewhere_is_refused, .timeout = 120)
 		if (!strcmp(dev, devtest_env()->dev))
 			continue;
 		cr_assert_eq(msga_sub_connect(sub, uri_with(opt_addr(
-				"bind", addr))), -ENODEV, "%s", addr);
+				"bind", addr)), NULL), -ENODEV, "%s", addr);
 		pa.uri = uri_with(opt_addr("bind", addr));
 		cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -ENODEV);
 		others++;
@@ -347,7 +347,7 @@ Test(bind, bad_options_are_einval, .timeout = 60)
 	char many[512] = "";
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		cr_assert_eq(msga_sub_connect(sub, uri_with(bad[i])), -EINVAL,
+		cr_assert_eq(msga_sub_connect(sub, uri_with(bad[i]), NULL), -EINVAL,
 			     "%s", bad[i]);
 		pa.uri = uri_with(bad[i]);
 		cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "%s",
@@ -359,7 +359,7 @@ Test(bind, bad_options_are_einval, .timeout = 60)
 	for (unsigned i = 0; i <= MSGA_SUB_SOURCES_MAX; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many),
 			 "%csource=10.0.0.%u", i ? '&' : '?', i + 1);
-	cr_assert_eq(msga_sub_connect(sub, uri_with(many)), -EINVAL,
+	cr_assert_eq(msga_sub_connect(sub, uri_with(many), NULL), -EINVAL,
 		     "more than MSGA_SUB_SOURCES_MAX sources");
 	cr_assert_null(pub);
 	msga_ctx_close(ctx);

@@ -152,6 +152,29 @@ Test(context, query_rejects_bad_arguments)
 }
 
 /*
+ * 0.10: msga_ctx_last_error() is set by a failure only, kept across
+ * successes, and emptied by msga_ctx_clear_error() alone.
+ */
+Test(context, last_error_is_cleared_only_by_clear_error)
+{
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = "rdma://x:1",
+				    .reserved = 1 };
+	struct msga_pub *pub;
+
+	cr_expect_str_eq(msga_ctx_last_error(ctx), "");
+	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);
+	cr_expect_str_neq(msga_ctx_last_error(ctx), "");
+	cr_expect_geq(msga_ctx_poll(ctx, 4), 0);
+	cr_expect_str_neq(msga_ctx_last_error(ctx), "", "a success keeps it");
+	msga_ctx_clear_error(ctx);
+	cr_expect_str_eq(msga_ctx_last_error(ctx), "");
+	msga_ctx_clear_error(NULL);
+	cr_expect_str_eq(msga_ctx_last_error(NULL), "");
+	msga_ctx_close(ctx);
+}
+
+/*
  * Whether the device honours a zero-based registration's iova is asked
  * of the device at open (lib/core/zero_based.c): the test devices are
  * one of each, rxe (RoCE: it does) and siw (iWARP: it ignores the iova).

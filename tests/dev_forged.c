@@ -102,8 +102,10 @@ static void refused(void)
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
 	pa.uri = "mcast://" G_FAR;
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_FAR), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18990)), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_FAR, NULL),
+		     -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18990), NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -165,7 +167,7 @@ static void rig_down(struct rig *r)
 static void join(struct msga_sub *sub, const char *uri, struct seen *s,
 		 struct msga_ctx **ctx)
 {
-	cr_assert_geq(msga_sub_connect(sub, uri), 0);
+	cr_assert_geq(msga_sub_connect(sub, uri, NULL), 0);
 	cr_assert(dp_poll_until(ctx, 2, &s->connected, 1, 10000),
 		  "no membership");
 }
@@ -473,7 +475,7 @@ Test(forged, subscribes_without_the_cookie_add_no_destination,
 	cr_assert_eq(r.pe.connected, 1);
 	/* a real subscriber still gets in, and everything */
 	sub = sub_on(r.ctx[1], 0, &s);
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(r.pub))),
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(r.pub)), NULL),
 		      0);
 	cr_assert(dp_poll_until(r.ctx, 2, &s.connected, 1, 15000),
 		  "the real subscriber did not connect");
@@ -511,7 +513,7 @@ Test(forged, a_ud_subscriber_takes_only_its_publishers_datagrams,
 		return refused();
 	rig_up(&r, dp_ud_uri(0));
 	sub = sub_on(r.ctx[1], 0, &s);
-	id = msga_sub_connect(sub, dp_ud_uri(msga_pub_port(r.pub)));
+	id = dp_connect_id(sub, dp_ud_uri(msga_pub_port(r.pub)));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(r.ctx, 2, &s.connected, 1, 15000));
 	mep = msga__container_of(sub->ud.mships.next, struct msga__udep,
@@ -589,7 +591,8 @@ Test(forged, a_keyed_ud_connect_needs_the_key, .timeout = 120)
 	cr_assert_eq(pub->ud.ep->cookies_sent, 0, "a COOKIE went to no proof");
 	cr_assert_eq(pub->ud.ndests, 0);
 	sub = sub_on(ctx[1], 0, &s);
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub))), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctx, 2, &s.connected, 1, 15000),
 		  "the keyed subscriber did not connect");
 	for (uint64_t seq = 1; seq <= 50; seq++) {

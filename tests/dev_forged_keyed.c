@@ -194,7 +194,7 @@ static struct msga_sub *bed_sub(struct bed *b, const char *group,
 
 	snprintf(uri, sizeof(uri), "mcast://%s", group);
 	rec->strict = 1;
-	cr_assert_geq(msga_sub_connect(sub, uri), 0);
+	cr_assert_geq(msga_sub_connect(sub, uri, NULL), 0);
 	cr_assert(dp_poll_until(b->ctx, 2, &rec->connected, 1,
 				devtest_wait_s(10) * 1000),
 		  "the subscriber never joined %s", group);
@@ -222,7 +222,8 @@ static void check_iwarp_refusal(void)
 
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
 	cr_assert_null(pub);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_MAC), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://" G_MAC, NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -462,7 +463,7 @@ Test(forged_keyed, ud_between_keyed_contexts, .timeout = 120)
 	cr_assert_eq(msga_pub_topic(pub, "fk.u", &t), 0);
 	sub = dp_sub_flags(ctx[1], "fk.*", MSGA_SUB_REQUIRE_MAC, &rec);
 	rec.strict = 1;
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub))),
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)), NULL),
 		      0);
 	cr_assert(dp_poll_until(ctx, 2, &rec.connected, 1,
 				devtest_wait_s(10) * 1000),

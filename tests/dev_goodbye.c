@@ -36,7 +36,7 @@ static void sub_leaves(uint32_t flags, enum how how)
 	pub = dp_pub(ctxs[0], 0, &ev);
 	sub = dp_sub_flags(ctxs[1], "*", flags, &rec);
 	cr_assert_eq(msga_pub_topic(pub, "g", &t), 0);
-	id = msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)));
+	id = dp_connect_id(sub, dp_uri((uint16_t)msga_pub_port(pub)));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 1, 10000));
 	dp_send(pub, t, 1, 100, ctxs, 2);
@@ -89,7 +89,8 @@ static void pub_leaves(uint32_t flags)
 	sub = dp_sub_flags(ctxs[1], "*", flags, &rec);
 	cr_assert_eq(msga_pub_topic(pub, "g", &t), 0);
 	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)
-						   msga_pub_port(pub))), 0);
+						   msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 1, 10000));
 	for (uint64_t s = 1; s <= 20; s++)
 		dp_send(pub, t, s, 64, ctxs, 2);
@@ -125,7 +126,7 @@ static void child_dies(int rfd, int wfd)
 		_exit(2);
 	ctx = devtest_open_ctx();
 	sub = dp_sub(ctx, "*", &rec);
-	if (msga_sub_connect(sub, dp_uri((uint16_t)port)) < 0)
+	if (msga_sub_connect(sub, dp_uri((uint16_t)port), NULL) < 0)
 		_exit(3);
 	for (int i = 0; i < 100000 && !rec.connected; i++)
 		msga_ctx_poll(ctx, 64);

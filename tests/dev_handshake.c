@@ -193,8 +193,8 @@ Test(handshake, busy_poll_subscribers_get_counted, .timeout = 60)
 	ctx = devtest_open_ctx();
 	a = dp_sub(ctx, TOPIC, &rec_a);
 	cr_assert_eq(msga_sub_create(ctx, &attr, &b), 0);
-	cr_assert_geq(msga_sub_connect(a, dp_uri(ch.port)), 0);
-	cr_assert_geq(msga_sub_connect(b, dp_uri(ch.port)), 0);
+	cr_assert_geq(msga_sub_connect(a, dp_uri(ch.port), NULL), 0);
+	cr_assert_geq(msga_sub_connect(b, dp_uri(ch.port), NULL), 0);
 	end = dp_now_ms() + 20000;
 	while (!said || rec_a.total < 1) {
 		cr_assert_lt(dp_now_ms(), end,
@@ -233,7 +233,7 @@ Test(handshake, event_mode_subscriber_gets_counted, .timeout = 60)
 	fd = msga_ctx_fd(ctx);
 	cr_assert_geq(fd, 0, "msga_ctx_fd = %d", fd);
 	sub = dp_sub(ctx, TOPIC, &rec);
-	cr_assert_geq(msga_sub_connect(sub, dp_uri(ch.port)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri(ch.port), NULL), 0);
 	end = dp_now_ms() + 20000;
 	while (!said || rec.total < 1) {
 		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },

@@ -116,7 +116,7 @@ static void publish(struct hold_case *hc, uint64_t base, struct msga_pub *pub,
 		    struct msga_ctx **both)
 {
 	for (int i = 0; i < n; i++) {
-		struct msga_claim c;
+		struct msga_claim c = { .size = sizeof(c) };
 
 		if (burst && !msga_pub_claim(pub, t, len, &c)) {
 			dp_fill(c.data, len, t, ++*seq);
@@ -144,7 +144,7 @@ static int ring_stays_pinned(struct msga_pub *pub, uint32_t t, uint64_t *seq,
 	uint64_t stall_ms = 0;
 
 	for (int n = 0; n < 1000;) {
-		struct msga_claim c;
+		struct msga_claim c = { .size = sizeof(c) };
 		int ret = msga_pub_claim(pub, t, len, &c);
 
 		if (ret == -EAGAIN) {
@@ -336,7 +336,7 @@ static void ud_case(int unicast)
 	if (on_iwarp()) {
 		cr_assert_eq(msga_pub_create(cp, &pa, &pub), -EOPNOTSUPP);
 		cr_assert_eq(msga_sub_connect(sub, unicast ? dp_ud_uri(18999) :
-							     group),
+							     group, NULL),
 			     -EOPNOTSUPP);
 		msga_ctx_close(cs);
 		msga_ctx_close(cp);
@@ -348,7 +348,7 @@ static void ud_case(int unicast)
 		cr_assert(dp_poll_until(both, 2, &ev.connected, 1, 10000),
 			  "the publisher's group join");
 	cr_assert_geq(msga_sub_connect(sub, unicast ?
-				       dp_ud_uri(msga_pub_port(pub)) : group),
+				       dp_ud_uri(msga_pub_port(pub)) : group, NULL),
 		      0);
 	cr_assert(dp_poll_until(both, 2, &hc.rec.connected, 1, 15000),
 		  "not joined (failed %d, status %d)", hc.rec.failed,

@@ -119,7 +119,8 @@ static void raw_publish(const char *name, uint32_t len, struct dp_rec *rec)
 	uint64_t end;
 
 	memset(&rp, 0, sizeof(rp));
-	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm))), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm)), NULL),
+		      0);
 	raw_pub_connect(&rp, ctx, rec);
 	raw_pub_send(&rp, &topic, name);
 	dp_fill(msg, sizeof(msg), 0, 1);
@@ -242,12 +243,12 @@ Test(hostile, mcast_bad_topic_names_are_foreign, .timeout = 60)
 	struct msga_sub_stats st;
 
 	if (is_iwarp()) {
-		cr_expect_eq(msga_sub_connect(sub, "mcast://" G_HOSTILE),
+		cr_expect_eq(msga_sub_connect(sub, "mcast://" G_HOSTILE, NULL),
 			     -EOPNOTSUPP);
 		msga_ctx_close(ctx);
 		return;
 	}
-	cr_assert_geq(msga_sub_connect(sub, "mcast://" G_HOSTILE), 0);
+	cr_assert_geq(msga_sub_connect(sub, "mcast://" G_HOSTILE, NULL), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &rec.connected, 1,
 				devtest_wait_s(10) * 1000),
 		  "the subscriber never joined: %s", msga_ctx_last_error(ctx));
@@ -292,7 +293,7 @@ static void destroy_victim(const struct msga_msg *msg, void *user)
 static int publish(struct msga_pub *pub, uint32_t t, uint64_t seq,
 		   int by_claim)
 {
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	char buf[MSG];
 	int ret;
 
@@ -419,7 +420,7 @@ static struct msga_pub *srq_fanout(struct msga_ctx **all,
 
 	cr_assert_eq(msga_pub_topic(pub, "srq", t), 0);
 	for (int i = 0; i < SRQ_CONNS; i++) {
-		ids[i] = msga_sub_connect(sub,
+		ids[i] = dp_connect_id(sub,
 					  dp_uri((uint16_t)msga_pub_port(pub)));
 		cr_assert_geq(ids[i], 0, "msga_sub_connect = %d", ids[i]);
 	}

@@ -137,7 +137,7 @@ Test(isolation, a_ring_key_opens_only_its_own_connection, .timeout = 180)
 	dp_connect(sub, pub, ctx, 2, 1);
 	vid = (int)msga__own_conn(sub->rc.conns.next)->id;
 	memset(&a, 0, sizeof(a));
-	aid = msga_sub_connect(sub, dp_uri(raw_listen(&a.cm)));
+	aid = dp_connect_id(sub, dp_uri(raw_listen(&a.cm)));
 	cr_assert_geq(aid, 0);
 	att_accept(&a, ctx, &rec, rec.connected);
 	victim = sub_conn(sub, vid);

@@ -117,7 +117,7 @@ static void peer_close(struct peer *p)
 static int peer_connect(struct peer *p, struct msga_pub *pub,
 			struct msga_ctx *pc)
 {
-	int ret = msga_sub_connect(p->sub, dp_uri((uint16_t)msga_pub_port(pub)));
+	int ret = dp_connect_id(p->sub, dp_uri((uint16_t)msga_pub_port(pub)));
 	uint64_t end = dp_now_ms() + devtest_wait_s(10) * 1000ull;
 
 	cr_assert_geq(ret, 0, "msga_sub_connect = %d", ret);
@@ -297,7 +297,7 @@ static void mc_pair_open(struct mc_pair *m, struct msga_ctx **ctxs,
 	cr_assert(dp_poll_until(ctxs, 2, &m->pe.connected, 1, 10000),
 		  "publisher's join: status %d", m->pe.last_status);
 	m->sub = dp_sub_flags(ctxs[1], "kr.*", MSGA_SUB_REQUIRE_MAC, &m->rec);
-	cr_assert_geq(msga_sub_connect(m->sub, uri), 0, "%s",
+	cr_assert_geq(msga_sub_connect(m->sub, uri, NULL), 0, "%s",
 		      msga_ctx_last_error(ctxs[1]));
 	cr_assert(dp_poll_until(ctxs, 2, &m->rec.connected, 1, 10000),
 		  "subscriber's join: status %d", m->rec.last_status);

@@ -168,14 +168,14 @@ static void run(enum victim victim, uint32_t sub_flags)
 	l.sub[0] = sub_of(&l, &w[0], sub_flags);
 	/* Both connections before the first poll: adjacent on the
 	 * context's list, so the victim's is the walk's next. */
-	l.conn[0] = msga_sub_connect(l.sub[0], uri);
+	l.conn[0] = dp_connect_id(l.sub[0], uri);
 	cr_assert_geq(l.conn[0], 0);
 	if (victim == OTHER_CONN) {
-		l.conn[1] = msga_sub_connect(l.sub[0], uri);
+		l.conn[1] = dp_connect_id(l.sub[0], uri);
 		cr_assert_geq(l.conn[1], 0);
 	} else {
 		l.sub[1] = sub_of(&l, &w[1], sub_flags);
-		cr_assert_geq(msga_sub_connect(l.sub[1], uri), 0);
+		cr_assert_geq(msga_sub_connect(l.sub[1], uri, NULL), 0);
 	}
 	{
 		uint64_t end = dp_now_ms() + devtest_scale_ms(20000);
@@ -297,7 +297,7 @@ static void chain_on_event(const struct msga_event *ev, void *user)
 	if (ev->type != MSGA_EVENT_CONNECTED)
 		return;
 	if (!c->connected++)
-		c->id = msga_sub_connect(c->sub, c->next_uri);
+		c->id = dp_connect_id(c->sub, c->next_uri);
 }
 
 static void chain_on_msg(const struct msga_msg *m, void *user)

@@ -125,7 +125,7 @@ Test(live_stat, msga_stat_p_matches_what_was_delivered, .timeout = 120)
 	cr_assert_eq(msga_pub_topic(pub, "live.t", &t), 0);
 	cr_assert(dp_poll_until(ctxs, 2, &pe.connected, 1, 10000));
 	sub = dp_sub(ctxs[1], "live.*", &rec);
-	cr_assert_geq(msga_sub_connect(sub, G_LIVE), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_LIVE, NULL), 0);
 	cr_assert(dp_poll_until(ctxs, 2, &rec.connected, 1, 10000));
 	for (uint64_t seq = 1; seq <= 200; seq++) {
 		uint64_t want = rec.total + 1;

@@ -127,7 +127,7 @@ static int mc_join(struct msga_sub *sub, const char *uri, struct mc_events *e,
 		   struct msga_ctx **ctxs, int nctx)
 {
 	int want = e->rec.connected + 1;
-	int id = msga_sub_connect(sub, uri);
+	int id = dp_connect_id(sub, uri);
 
 	cr_assert_geq(id, 0, "msga_sub_connect(%s) = %d: %s", uri, id,
 		      msga_ctx_last_error(ctxs[nctx - 1]));
@@ -223,7 +223,7 @@ static void check_iwarp_refusal(const char *uri)
 	cr_assert_null(pub);
 	cr_assert(strstr(msga_ctx_last_error(ctx), "iWARP"),
 		  "error text: '%s'", msga_ctx_last_error(ctx));
-	cr_assert_eq(msga_sub_connect(sub, uri), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, uri, NULL), -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -328,7 +328,7 @@ Test(mcast, large_messages_are_fragmented_and_reassembled, .timeout = 180)
 	struct mc_events *recs[1] = { &e };
 	struct dp_rec pe = { 0 };
 	struct msga_sub_stats st = { .size = sizeof(st) };
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	struct msga_sub *sub;
 	struct msga_pub *pub;
 	uint32_t topic;
@@ -538,12 +538,13 @@ Test(mcast, documented_errors)
 		return check_iwarp_refusal(G_ERRORS);
 	}
 	/* not multicast, link-local control block, bad prefix, garbage */
-	cr_assert_eq(msga_sub_connect(sub, "mcast://10.1.2.3"), -EINVAL);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://224.0.0.5"), -EINVAL);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://239.1.0.0/33"), -EINVAL);
-	cr_assert_eq(msga_sub_connect(sub, "mcast://"), -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://10.1.2.3", NULL), -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://224.0.0.5", NULL), -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://239.1.0.0/33", NULL),
+		     -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "mcast://", NULL), -EINVAL);
 	/* a prefix pattern cannot name its group inside a range */
-	cr_assert_eq(msga_sub_connect(prefix, "mcast://239.255.0.0/16"),
+	cr_assert_eq(msga_sub_connect(prefix, "mcast://239.255.0.0/16", NULL),
 		     -EINVAL);
 	pa.uri = "mcast://10.1.2.3";
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL);

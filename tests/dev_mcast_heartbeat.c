@@ -161,7 +161,7 @@ static void rig_up(struct rig *g, const char *uri, uint32_t heartbeat_ms,
 		cr_assert(dp_poll_until(g->ctx, 2, &g->pe.connected, 1,
 					15000), "publisher not joined");
 	cr_assert_geq(msga_sub_connect(g->r.sub, unicast ?
-		      dp_ud_uri(msga_pub_port(g->pub)) : uri), 0);
+		      dp_ud_uri(msga_pub_port(g->pub)) : uri, NULL), 0);
 	cr_assert(dp_poll_until(g->ctx, 2, &g->r.rec.connected, 1, 15000),
 		  "subscriber not joined (failed %d, status %d)",
 		  g->r.rec.failed, g->r.rec.last_status);
@@ -275,7 +275,7 @@ Test(heartbeat, a_late_joiner_is_placed_by_a_heartbeat, .timeout = 120)
 		dp_send(pub, a, s, 64, ctx, 2);
 	poll_for(ctx, 2, 100); /* all ten out before anyone listens */
 	hb_sub(ctx[1], &r);
-	cr_assert_geq(msga_sub_connect(r.sub, G_LATE), 0);
+	cr_assert_geq(msga_sub_connect(r.sub, G_LATE, NULL), 0);
 	cr_assert(dp_poll_until(ctx, 2, &r.rec.connected, 1, 15000));
 	wait_heartbeats(ctx, 2, r.sub, 1);
 	cr_assert_eq(msga_sub_stream_stats(r.sub, 0, &ss), 0);
@@ -403,7 +403,7 @@ Test(heartbeat, a_killed_publisher_is_reported_gone_per_stream,
 	cr_assert_eq(read(ready[0], &c, 1), 1, "the publisher did not start");
 	ctx[0] = devtest_open_ctx_timeout(1000);
 	hb_sub(ctx[0], &r);
-	cr_assert_geq(msga_sub_connect(r.sub, G_KILL), 0);
+	cr_assert_geq(msga_sub_connect(r.sub, G_KILL, NULL), 0);
 	cr_assert(dp_poll_until(ctx, 1, &r.rec.connected, 1, 15000));
 	cr_assert_eq(write(go[1], &c, 1), 1);
 	cr_assert(dp_poll_until64(ctx, 1, &r.rec.total, 40, 20000),

@@ -72,7 +72,7 @@ static void rd_sub(struct msga_ctx *ctx, uint32_t flags, const char *uri,
 	_Static_assert(offsetof(struct rd, rec) == 0, "rec first");
 	r->rec.strict = 1; /* from 1, each once, in order */
 	cr_assert_eq(msga_sub_create(ctx, &a, &r->sub), 0);
-	cr_assert_geq(msga_sub_connect(r->sub, uri), 0);
+	cr_assert_geq(msga_sub_connect(r->sub, uri, NULL), 0);
 	cr_assert(dp_poll_until(both, 2, &r->rec.connected, 1, 15000),
 		  "not joined (failed %d, status %d)", r->rec.failed,
 		  r->rec.last_status);
@@ -371,7 +371,7 @@ Test(read, a_late_joiner_starts_from_the_number_it_names, .timeout = 120)
 	a.history = 0;
 	send_range(pub, t, 1, 100, 64, ctx, 1);
 	cr_assert_eq(msga_sub_create(ctx[1], &a, &r.sub), 0);
-	cid = msga_sub_connect(r.sub, G_FROM);
+	cid = dp_connect_id(r.sub, G_FROM);
 	cr_assert_geq(cid, 0);
 	/* from #30 (the first stream, index 0), each once, in order */
 	r.rec.next[cid % DP_CONNS][0] = 30;

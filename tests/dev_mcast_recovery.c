@@ -115,7 +115,7 @@ static struct msga_pub *rv_pub(struct msga_ctx *ctx, const char *uri,
 
 static void rv_join(struct rv *r, const char *uri, struct msga_ctx **ctx)
 {
-	cr_assert_geq(msga_sub_connect(r->sub, uri), 0);
+	cr_assert_geq(msga_sub_connect(r->sub, uri, NULL), 0);
 	cr_assert(dp_poll_until(ctx, 2, &r->rec.connected, 1, 15000),
 		  "not joined (failed %d, status %d)", r->rec.failed,
 		  r->rec.last_status);
@@ -516,7 +516,7 @@ Test(recovery, out_of_order_delivers_past_gaps_and_flags_repairs,
 	rig_up(&g, G_OOO, 0);
 	sa.user = o;
 	cr_assert_eq(msga_sub_create(g.ctx[1], &sa, &sub), 0);
-	cr_assert_geq(msga_sub_connect(sub, G_OOO), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_OOO, NULL), 0);
 	cr_assert(dp_poll_until(g.ctx, 2, &o->connected, 1, 15000));
 	g.pub->ud.fault_drop_every = 3;
 	/*
@@ -614,8 +614,8 @@ Test(ab, a_b_lines_deliver_each_number_once_with_loss_on_one_line,
 		    pub->ud.ep->groups[0].sendonly, pub->ud.ep->groups[1].sendonly);
 	rv_sub(ctx[1], MSGA_SUB_AB_LINES, &r);
 	r.rec.strict = 0; /* the stream's conn_id moves to B with A's end */
-	ida = msga_sub_connect(r.sub, G_LINE_A);
-	idb = msga_sub_connect(r.sub, G_LINE_B);
+	ida = dp_connect_id(r.sub, G_LINE_A);
+	idb = dp_connect_id(r.sub, G_LINE_B);
 	cr_assert_geq(ida, 0);
 	cr_assert_geq(idb, 0);
 	cr_assert(dp_poll_until(ctx, 2, &r.rec.connected, 2, 15000));

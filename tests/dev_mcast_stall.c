@@ -258,7 +258,7 @@ static void rig_up(struct rig *g, const char *uri, uint64_t retain_bytes,
 		  "the publisher did not join its group");
 	ret = msga_sub_create(g->ctx[1], &sa, &g->v.sub);
 	cr_assert_eq(ret, 0, "msga_sub_create = %d", ret);
-	cr_assert_geq(msga_sub_connect(g->v.sub, uri), 0);
+	cr_assert_geq(msga_sub_connect(g->v.sub, uri, NULL), 0);
 	cr_assert(dp_poll_until(g->ctx, 2, &g->v.connected, 1, 15000),
 		  "not joined (failed %d, status %d)", g->v.failed,
 		  g->v.status);
@@ -286,7 +286,7 @@ static void send_next(struct rig *g, int starving)
 {
 	uint32_t i = (uint32_t)(g->sent % ST_TOPICS);
 	uint64_t seq = g->sent / ST_TOPICS + 1, end = 0;
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	int ret;
 
 	while ((ret = msga_pub_claim(g->pub, g->t[i], ST_LEN, &c)) == -EAGAIN) {

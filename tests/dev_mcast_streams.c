@@ -93,7 +93,7 @@ static void check_iwarp_refusal(const char *uri)
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP);
 	cr_assert(strstr(msga_ctx_last_error(ctx), "iWARP"));
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
-	cr_assert_eq(msga_sub_connect(sub, uri), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, uri, NULL), -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -112,7 +112,7 @@ static struct msga_sub *sub_on(struct msga_ctx *ctx, uint32_t flags,
 static int join(struct msga_sub *sub, const char *uri, struct seen *s,
 		struct msga_ctx **ctx)
 {
-	int want = s->connected + 1, id = msga_sub_connect(sub, uri);
+	int want = s->connected + 1, id = dp_connect_id(sub, uri);
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
 	cr_assert(dp_poll_until(ctx, 2, &s->connected, want, 10000),

@@ -46,7 +46,7 @@ Test(pub_flush, argument_errors, .timeout = 60)
 static void send_one(struct msga_pub *pub, uint32_t t, uint64_t seq,
 		     size_t len, struct msga_ctx **ctxs, int n)
 {
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	int ret;
 
 	while ((ret = msga_pub_claim(pub, t, len, &c)) == -EAGAIN)
@@ -187,7 +187,7 @@ static void tail_arrives(int linger)
 	cr_assert_eq(read(pfds[0], &port, sizeof(port)), sizeof(port));
 	ctx = devtest_open_ctx();
 	sub = dp_sub(ctx, "t", &r);
-	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)port)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)port), NULL), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &r.disconnected, 1, 90000),
 		  "the publisher never went away");
 	cr_assert_eq(read(pfds[0], &ret, sizeof(ret)), sizeof(ret));

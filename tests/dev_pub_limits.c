@@ -290,7 +290,7 @@ Test(pub_limits, a_connect_never_answered_fails_after_the_timeout,
 	uint64_t end;
 
 	cr_assert_geq(msga_sub_connect(dp_sub(cs, "t", &rec),
-				       dp_uri(raw_listen(&l))), 0);
+				       dp_uri(raw_listen(&l)), NULL), 0);
 	end = dp_now_ms() + (uint64_t)devtest_wait_s(20) * 1000;
 	while (!rec.failed && !rec.disconnected) {
 		cr_assert_lt(dp_now_ms(), end, "the connect never ended");
@@ -361,7 +361,7 @@ static void tampered_claims(uint32_t sub_flags)
 	static char foreign[MSG];
 	struct msga_ctx *ctx = devtest_open_ctx();
 	struct msga_pub *pub = dp_pub(ctx, 0, &pe);
-	struct msga_claim c, copy, old;
+	struct msga_claim c = { .size = sizeof(c) }, copy, old;
 	uint32_t t, other;
 	uint64_t seq = 0;
 

@@ -263,7 +263,8 @@ Test(pub_stats, rc_refusals_and_keepalives, .timeout = 120)
 	cr_assert_eq(msga_pub_create(pctx, &a, &pub), 0);
 	dp_connect(s1, pub, ctxs, 2, 1);
 	cr_assert_geq(msga_sub_connect(s2, dp_uri((uint16_t)
-						  msga_pub_port(pub))), 0);
+						  msga_pub_port(pub)), NULL),
+		      0);
 	cr_assert(dp_poll_until(ctxs, 2, &r2.failed, 1, 20000));
 	st = pub_stats(pub);
 	cr_expect_eq(st.refused_limits, 1);
@@ -306,8 +307,8 @@ Test(pub_stats, ud_counts_and_mcast_has_no_conns, .timeout = 120)
 	cr_assert_eq(msga_pub_topic(pub, "a.x", &ta), 0);
 	s1 = dp_sub(sctx, "a.*", &r1);
 	s2 = dp_sub(sctx, "zzz", &r2);
-	id1 = msga_sub_connect(s1, dp_ud_uri(msga_pub_port(pub)));
-	id2 = msga_sub_connect(s2, dp_ud_uri(msga_pub_port(pub)));
+	id1 = dp_connect_id(s1, dp_ud_uri(msga_pub_port(pub)));
+	id2 = dp_connect_id(s2, dp_ud_uri(msga_pub_port(pub)));
 	cr_assert_geq(id1, 0);
 	cr_assert_geq(id2, 0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 2, 20000));

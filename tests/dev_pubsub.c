@@ -149,7 +149,7 @@ Test(pubsub, stalled_subscriber_back_pressures_without_loss, .timeout = 60)
 	struct msga_pub *pub = dp_pub(cp, 0, &ev);
 	uint32_t t = topic(pub, "t");
 	uint64_t seq = 0, eagain = 0;
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	int ret;
 
 	rec.strict = 1;
@@ -210,7 +210,7 @@ Test(pubsub, claim_commit_abort_hold_release, .timeout = 60)
 	struct msga_sub_attr a = { .size = sizeof(a), .pattern = "z",
 				   .on_msg = hold_first,
 				   .on_event = dp_on_event, .user = &hold_rec };
-	struct msga_claim c1, c2;
+	struct msga_claim c1 = { .size = sizeof(c1) }, c2 = c1;
 	struct msga_sub *sub;
 	uint32_t t = topic(pub, "z");
 	uint8_t copy[MSG];
@@ -355,7 +355,7 @@ Test(pubsub, fragmentation_up_to_1MiB, .timeout = 120)
 	struct msga_ctx *ctx = devtest_open_ctx();
 	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
 	uint32_t t = topic(pub, "big");
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	uint64_t seq = 0;
 
 	r1.strict = r2.strict = 1;
@@ -384,7 +384,7 @@ static void connect_expect_failure(struct msga_ctx *ctx, const char *uri)
 
 	memset(&rec, 0, sizeof(rec));
 	sub = dp_sub(ctx, "*", &rec);
-	id = msga_sub_connect(sub, uri);
+	id = dp_connect_id(sub, uri);
 	if (id >= 0) {
 		cr_assert(dp_poll_until(&ctx, 1, &rec.failed, 1, 30000),
 			  "%s: no CONNECT_FAILED within 30 s", uri);
@@ -426,7 +426,7 @@ Test(pubsub, bad_arguments, .timeout = 60)
 				    .on_msg = dp_on_msg, .user = &rec };
 	struct msga_pub *pub = NULL, *pub2;
 	struct msga_sub *sub = NULL;
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	char name[80];
 	uint32_t id;
 
@@ -439,6 +439,16 @@ Test(pubsub, bad_arguments, .timeout = 60)
 	pa.flags = 0x100;
 	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "bad flags");
 	pa.flags = 0;
+	/* 0.10: reserved fields must be 0, and the last error says so */
+	pa.reserved = 1;
+	msga_ctx_clear_error(ctx);
+	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "reserved");
+	cr_expect(strstr(msga_ctx_last_error(ctx), "reserved"), "%s",
+		  msga_ctx_last_error(ctx));
+	pa.reserved = 0;
+	pa.reserved3 = 1;
+	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL, "reserved3");
+	pa.reserved3 = 0;
 	{
 		const char *bad[] = { NULL, "", "tcp://1.2.3.4:5",
 				      "rdma://", "rdma://1.2.3.4",
@@ -477,6 +487,9 @@ Test(pubsub, bad_arguments, .timeout = 60)
 
 	cr_expect_eq(msga_pub_claim(NULL, 0, 1, &claim), -EINVAL);
 	cr_expect_eq(msga_pub_claim(pub, 0, 1, NULL), -EINVAL);
+	claim.size = 4; /* 0.10: the caller sets .size */
+	cr_expect_eq(msga_pub_claim(pub, 0, 1, &claim), -EINVAL, "claim size");
+	claim.size = sizeof(claim);
 	cr_expect_eq(msga_pub_claim(pub, MSGA_PUB_TOPICS_MAX, 1, &claim),
 		     -EINVAL, "unknown topic id");
 	cr_expect_eq(msga_pub_claim(pub, 0, MSGA_MSG_MAX + 1, &claim),
@@ -508,9 +521,12 @@ Test(pubsub, bad_arguments, .timeout = 60)
 	cr_expect_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL, "bad flags");
 	sa.flags = 0;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
-	cr_expect_eq(msga_sub_connect(sub, "rdma://nope:1"), -EINVAL);
-	cr_expect_eq(msga_sub_connect(sub, NULL), -EINVAL);
-	cr_expect_eq(msga_sub_connect(NULL, dp_uri(1)), -EINVAL);
+	cr_expect_eq(msga_sub_connect(sub, "rdma://nope:1", NULL), -EINVAL);
+	id = 77; /* 0.10: the id goes out only on success */
+	cr_expect_eq(msga_sub_connect(sub, "rdma://nope:1", &id), -EINVAL);
+	cr_expect_eq(id, 77);
+	cr_expect_eq(msga_sub_connect(sub, NULL, NULL), -EINVAL);
+	cr_expect_eq(msga_sub_connect(NULL, dp_uri(1), NULL), -EINVAL);
 	cr_expect_eq(msga_sub_disconnect(sub, 12345), -ENOENT);
 	cr_expect_eq(msga_sub_disconnect(NULL, 0), -EINVAL);
 
@@ -551,7 +567,7 @@ Test(pubsub, subscriber_reconnects_while_publishing, .timeout = 120)
 	sub = dp_sub(ctx, "r", &rec);
 	for (int round = 0; round < 5; round++) {
 		uint64_t before = rec.total;
-		int id = msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)));
+		int id = dp_connect_id(sub, dp_uri((uint16_t)msga_pub_port(pub)));
 		uint64_t end = dp_now_ms() + 10000;
 
 		cr_assert_geq(id, 0);
@@ -676,7 +692,7 @@ Test(pubsub, connect_takes_another_port_when_tcp_has_it,
 		memset(&rec, 0, sizeof(rec));
 		cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0);
 		set_port_range(port, port + 1);
-		id = msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)));
+		id = dp_connect_id(sub, dp_uri((uint16_t)msga_pub_port(pub)));
 		cr_assert_geq(id, 0);
 		cr_assert(dp_poll_until(&ctx, 1, &rec.connected, 1, 10000) ||
 			  rec.failed, "round %d: no event", round);
@@ -748,7 +764,7 @@ Test(pubsub, killed_publisher_gives_disconnect_event, .timeout = 60)
 	ctx = devtest_open_ctx();
 	/* the child publishes from before we join: no strict start */
 	sub = dp_sub(ctx, "k", &rec);
-	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)port)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)port), NULL), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &rec.connected, 1, 10000));
 	cr_assert(dp_poll_until64(&ctx, 1, &rec.total, 1000, 10000),
 		  "got %llu", (unsigned long long)rec.total);
@@ -832,7 +848,7 @@ static void large_claim_shrunk_to_nothing(uint32_t sub_flags)
 				   .pattern = "big", .on_msg = on_shrunk,
 				   .on_event = dp_on_event, .user = &ev };
 	uint32_t t = topic(pub, "big");
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	struct msga_sub *sub;
 	uint8_t small[8] = { 0 };
 	volatile int *n = &shrunk_n;

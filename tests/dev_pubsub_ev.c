@@ -81,7 +81,7 @@ Test(pubsub_ev, libev_loop_drives_pub_and_sub, .timeout = 90)
 	cr_expect_geq(fd, 0);
 	cr_expect_eq(msga_ctx_fd(ctx), fd, "one fd per context");
 	/* the connection itself happens inside the loop */
-	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub))),
+	cr_assert_geq(msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)), NULL),
 		      0);
 	ev_timer_init(&tick, publish_cb, 0.001, 0.001);
 	ev_timer_start(loop, &tick);

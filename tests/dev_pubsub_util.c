@@ -73,6 +73,9 @@ void dp_on_msg(const struct msga_msg *m, void *user)
 	if (want && m->seq != want)
 		bad(r, "conn %u topic %u: seq %llu, expected %llu", c, t,
 		    m->seq, want);
+	if (m->size != sizeof(*m)) /* 0.10: the library's size, first */
+		bad(r, "conn %u topic %u: msg size %llu, expected %llu", c, t,
+		    m->size, sizeof(*m));
 	if (dp_check(m->data, m->len, m->topic_id, m->seq))
 		bad(r, "conn %u topic %u: seq %llu len %llu: bad payload", c, t,
 		    m->seq, m->len);
@@ -88,6 +91,9 @@ void dp_on_event(const struct msga_event *ev, void *user)
 {
 	struct dp_rec *r = user;
 
+	if (ev->size != sizeof(*ev)) /* 0.10: the library's size, first */
+		bad(r, "conn %u type %u: event size %llu, expected %llu",
+		    ev->conn_id, ev->type, ev->size, sizeof(*ev));
 	r->last_status = ev->status;
 	r->last_conn = ev->conn_id;
 	if (ev->type == MSGA_EVENT_DISCONNECTED && ev->topic) {
@@ -103,6 +109,17 @@ void dp_on_event(const struct msga_event *ev, void *user)
 		r->disconnected++;
 	else if (ev->type == MSGA_EVENT_CONNECT_FAILED)
 		r->failed++;
+}
+
+int dp_connect_id(struct msga_sub *sub, const char *uri)
+{
+	uint32_t id = UINT32_MAX;
+	int ret = msga_sub_connect(sub, uri, &id);
+
+	if (ret)
+		return ret;
+	cr_assert_lt(id, (uint32_t)INT32_MAX, "conn_id %u", id);
+	return (int)id;
 }
 
 const char *dp_uri(uint16_t port)
@@ -228,7 +245,7 @@ int dp_iwarp_refuses(const char *uri)
 	cr_assert_eq(msga_pub_create(ctx, &pa, &pub), -EOPNOTSUPP, "%s", uri);
 	cr_assert_null(pub);
 	sub = dp_sub(ctx, "*", &rec);
-	cr_assert_eq(msga_sub_connect(sub, uri), -EOPNOTSUPP, "%s", uri);
+	cr_assert_eq(msga_sub_connect(sub, uri, NULL), -EOPNOTSUPP, "%s", uri);
 	msga_ctx_close(ctx);
 	return 1;
 }
@@ -263,7 +280,7 @@ void dp_wait_total(struct msga_ctx **ctxs, int nctx, const struct dp_rec *rec,
 void dp_connect(struct msga_sub *sub, struct msga_pub *pub,
 		struct msga_ctx **ctxs, int nctx, int nsubs)
 {
-	int id = msga_sub_connect(sub, dp_uri((uint16_t)msga_pub_port(pub)));
+	int id = dp_connect_id(sub, dp_uri((uint16_t)msga_pub_port(pub)));
 	uint64_t end = dp_now_ms() + 10000;
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
@@ -282,7 +299,7 @@ void dp_send(struct msga_pub *pub, uint32_t topic, uint64_t seq, size_t len,
 	     struct msga_ctx **ctxs, int nctx)
 {
 	uint64_t end = 0;
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	int ret;
 
 	for (;;) {

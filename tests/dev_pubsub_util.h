@@ -45,6 +45,11 @@ void dp_on_event(const struct msga_event *ev, void *user);
 
 /* "rdma://<test addr>:port" */
 const char *dp_uri(uint16_t port);
+/*
+ * msga_sub_connect() with the id it stores (0.10: an out parameter) or
+ * its -errno, in one int for asserts: a test's ids are small.
+ */
+int dp_connect_id(struct msga_sub *sub, const char *uri);
 /* "ud://<test addr>:port" (unicast UD) */
 const char *dp_ud_uri(int port);
 /* The device under test is iWARP: no UD, no multicast. */

@@ -92,7 +92,7 @@ Test(rc_paths, ring_and_send_recv_deliver_the_same_stream, .timeout = 180)
 		/* Every 2000 messages, publish without polling the
 		 * subscribers until the publisher is pushed back. */
 		if (i % 2000 == 1000) {
-			struct msga_claim c;
+			struct msga_claim c = { .size = sizeof(c) };
 			int ret;
 
 			while ((ret = msga_pub_claim(pub, t, 64, &c)) == 0) {
@@ -137,7 +137,7 @@ Test(rc_paths, held_ring_message_pins_the_ring_until_released,
 	struct msga_pub *pub = dp_pub(cp, 0, &ev);
 	uint32_t t = topic(pub, "pin");
 	uint64_t seq = 0, stall_ms = 0;
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	int ret;
 
 	struct msga_sub *sub;
@@ -291,7 +291,8 @@ static struct {
 	uint32_t echo_topic, big_topic;
 	int poll_ret, echo_ret, big_ret, wait_ret, claim_ret, calls;
 	struct msga_claim big, small;
-} nest;
+} nest = { .big.size = sizeof(struct msga_claim),
+	    .small.size = sizeof(struct msga_claim) };
 
 static void nest_on_msg(const struct msga_msg *msg, void *user)
 {
@@ -368,7 +369,7 @@ Test(rc_paths, a_claim_keeps_its_room_until_commit, .timeout = 120)
 	struct msga_ctx *both[2] = { cp, cs };
 	struct msga_pub *pub = dp_pub(cp, 0, &ev);
 	uint32_t t = topic(pub, "room.0"), last = 0;
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	char name[32];
 
 	ring_rec.strict = send_rec.strict = 1;
@@ -462,7 +463,7 @@ Test(rc_paths, data_is_aligned_on_every_path_and_stale_holds_fail,
 		dp_send(pub, t, ++seq, 2 * MSGA_FRAG_MAX + 7, both, 2);
 		/* a burst the subscriber is not polled for: BATCHes */
 		for (size_t len = 16; len < 136; len++) {
-			struct msga_claim c;
+			struct msga_claim c = { .size = sizeof(c) };
 
 			if (msga_pub_claim(pub, t, len, &c))
 				break;

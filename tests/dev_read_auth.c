@@ -220,7 +220,7 @@ Test(read_auth, keyed_subscriber_repairs_by_read, .timeout = 180)
 	cr_assert_eq(msga_pub_topic(pub, "ra.x", &t), 0);
 	cr_assert(dp_poll_until(ctx, 2, &pe.rec.connected, 1, 15000));
 	cr_assert_eq(msga_sub_create(ctx[1], &a, &sub), 0);
-	cr_assert_geq(msga_sub_connect(sub, G_KEYED), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_KEYED, NULL), 0);
 	cr_assert(dp_poll_until(ctx, 2, &rec.connected, 1, 15000));
 	for (uint64_t s = 1; s <= 10; s++)
 		dp_send(pub, t, s, 64, ctx, 2);

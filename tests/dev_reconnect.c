@@ -75,7 +75,7 @@ Test(reconnect, subscriber_before_publisher, .timeout = 60)
 
 	rec.strict = 1;
 	sub = dp_sub(ctxs[1], "*", &rec);
-	id = msga_sub_connect(sub, dp_uri(port));
+	id = dp_connect_id(sub, dp_uri(port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 1, 10000),
 		  "no CONNECT_FAILED with nobody listening");
@@ -113,7 +113,7 @@ static void restart(uint32_t flags)
 	port = (uint16_t)msga_pub_port(pub);
 	cr_assert_eq(msga_pub_topic(pub, "r", &t), 0);
 	sub = dp_sub_flags(ctxs[1], "*", flags, &rec);
-	id = msga_sub_connect(sub, dp_uri(port));
+	id = dp_connect_id(sub, dp_uri(port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 1, 10000));
 	send_n(pub, t, 5, ctxs, &rec, sub, 5);
@@ -146,7 +146,7 @@ Test(reconnect, no_reconnect_flag, .timeout = 60)
 	int id;
 
 	sub = dp_sub_flags(ctxs[1], "*", MSGA_SUB_NO_RECONNECT, &rec);
-	id = msga_sub_connect(sub, dp_uri(port));
+	id = dp_connect_id(sub, dp_uri(port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(ctxs, 2, &ev.connected, 1, 10000));
 	msga_pub_destroy(pub);
@@ -157,7 +157,7 @@ Test(reconnect, no_reconnect_flag, .timeout = 60)
 	cr_expect_eq(msga_pub_subscribers(pub), 0);
 	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), -ENOENT);
 	/* and a first attempt that fails is final too */
-	id = msga_sub_connect(sub, dp_uri(free_port(ctxs[0])));
+	id = dp_connect_id(sub, dp_uri(free_port(ctxs[0])));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 1, 10000));
 	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), -ENOENT);
@@ -172,7 +172,7 @@ Test(reconnect, disconnect_during_backoff, .timeout = 60)
 	struct msga_sub *sub = dp_sub(ctxs[1], "*", &rec);
 	struct msga_pub *pub;
 	uint32_t t;
-	int id = msga_sub_connect(sub, dp_uri(port));
+	int id = dp_connect_id(sub, dp_uri(port));
 
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 1, 10000));
@@ -184,7 +184,7 @@ Test(reconnect, disconnect_during_backoff, .timeout = 60)
 	cr_expect_eq(msga_pub_subscribers(pub), 0);
 	msga_pub_destroy(pub);
 	/* destroyed while retrying: clean (the sanitizers check it) */
-	cr_assert_geq(msga_sub_connect(sub, dp_uri(port)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_uri(port), NULL), 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 2, 10000));
 	msga_sub_destroy(sub);
 	msga_ctx_close(ctxs[0]);

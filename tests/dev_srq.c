@@ -88,7 +88,7 @@ static void on_pub_event(const struct msga_event *ev, void *user)
 /* One message on publisher k if it has subscribers: 0, or -EAGAIN. */
 static int publish(struct pubs *p, int k)
 {
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	size_t len = msg_len(p->big, (uint32_t)k, p->seq[k] + 1);
 	int ret;
 
@@ -404,7 +404,7 @@ static void ch_end(struct child *ch)
 static int conn_to(struct msga_sub *sub, struct child *ch, int k,
 		   int pub_base, int strict)
 {
-	int id = msga_sub_connect(sub, dp_uri(ch->port[k]));
+	int id = dp_connect_id(sub, dp_uri(ch->port[k]));
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
 	cr_assert_lt(id, MAXC);

@@ -39,7 +39,7 @@ static void ud_connect(struct msga_sub *sub, struct dp_rec *rec,
 		       struct msga_ctx **ctx, int nctx)
 {
 	int want = rec->connected + 1;
-	int id = msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)));
+	int id = dp_connect_id(sub, dp_ud_uri(msga_pub_port(pub)));
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
 	cr_assert(dp_poll_until(ctx, nctx, &rec->connected, want, 15000),
@@ -77,7 +77,8 @@ static void refused(void)
 	struct msga_sub *sub = dp_sub(ctx, "md.*", &rec);
 
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999)), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL),
+		     -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -196,7 +197,7 @@ static void vanishing_subscriber(int rfd)
 		_exit(2);
 	c = devtest_open_ctx();
 	sub = dp_sub(c, "x", &rec);
-	msga_sub_connect(sub, dp_ud_uri(port));
+	msga_sub_connect(sub, dp_ud_uri(port), NULL);
 	for (end = dp_now_ms() + 15000; !rec.connected && dp_now_ms() < end;)
 		msga_ctx_poll(c, 64);
 	_exit(rec.connected ? 0 : 1); /* no unsubscribe, no cleanup */
@@ -304,10 +305,10 @@ Test(ud, nobody_listening_fails_to_connect, .timeout = 60)
 		return refused();
 	ctx = devtest_open_ctx();
 	sub = dp_sub(ctx, "x", &rec);
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(18997)), 0);
+	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(18997), NULL), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &rec.failed, 1, 15000),
 		  "no CONNECT_FAILED");
 	cr_assert_lt(rec.last_status, 0);
-	cr_assert_eq(msga_sub_connect(sub, "ud://not-an-ip:1"), -EINVAL);
+	cr_assert_eq(msga_sub_connect(sub, "ud://not-an-ip:1", NULL), -EINVAL);
 	msga_ctx_close(ctx);
 }

@@ -44,8 +44,9 @@ static void refused(void)
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
 	a.uri = G_FLAP;
 	cr_assert_eq(msga_pub_create(ctx, &a, &pub), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999)), -EOPNOTSUPP);
-	cr_assert_eq(msga_sub_connect(sub, G_FLAP), -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(18999), NULL),
+		     -EOPNOTSUPP);
+	cr_assert_eq(msga_sub_connect(sub, G_FLAP, NULL), -EOPNOTSUPP);
 	msga_ctx_close(ctx);
 }
 
@@ -53,7 +54,7 @@ static int ud_subscribe(struct msga_sub *sub, struct dp_rec *rec,
 			struct msga_pub *pub, struct msga_ctx **ctx)
 {
 	int want = rec->connected + 1;
-	int id = msga_sub_connect(sub, dp_ud_uri(msga_pub_port(pub)));
+	int id = dp_connect_id(sub, dp_ud_uri(msga_pub_port(pub)));
 
 	cr_assert_geq(id, 0, "msga_sub_connect = %d", id);
 	cr_assert(dp_poll_until(ctx, 2, &rec->connected, want, 15000),
@@ -297,7 +298,7 @@ Test(ud_hardening, sends_failing_for_a_peer_timeout_end_the_publisher,
 	struct msga_ctx *ctx[1];
 	struct dp_rec pe = { 0 };
 	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	struct msga_pub *pub;
 	char msg[64] = { 0 };
 	uint64_t start;
@@ -427,7 +428,7 @@ Test(ud_hardening, max_datagram_caps_the_datagram_size, .timeout = 120)
 		      pub->ud.frag);
 	sub = dp_sub(ctx[1], "x", &rec);
 	rec.strict = 1;
-	cr_assert_geq(msga_sub_connect(sub, G_BIG), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_BIG, NULL), 0);
 	wait_joined(ctx, 2, &pe, &rec);
 	for (uint64_t i = 1; i <= 20; i++)
 		dp_send(pub, t, i, BIG_LEN, ctx, 2);
@@ -471,7 +472,7 @@ Test(ud_hardening, rxe_keeps_a_joined_group_through_a_link_flap,
 	pub = pub_dgram(ctx[0], G_FLAP, 0, &pe);
 	cr_assert_eq(msga_pub_topic(pub, "x", &t), 0);
 	sub = dp_sub(ctx[1], "x", &rec);
-	cr_assert_geq(msga_sub_connect(sub, G_FLAP), 0);
+	cr_assert_geq(msga_sub_connect(sub, G_FLAP, NULL), 0);
 	wait_joined(ctx, 2, &pe, &rec);
 	feed_alive(pub, t, &seq, &rec, ctx, 2, 64);
 	cr_assert_eq(sh("ip link set dev %s down", netdev), 0);

@@ -182,7 +182,7 @@ static void publish(struct pubrun *r, const struct opts *o, uint32_t kind,
 		    uint32_t first, uint64_t due_ns)
 {
 	uint64_t before = r->pub->ud.fault_dropped, t;
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	struct rec h;
 	int ret;
 
@@ -536,7 +536,7 @@ static int run_sub(const struct opts *o)
 			die("msga_ctx_fd", fd, ctx);
 	}
 	sub = make_sub(ctx, &s, &mode);
-	ret = msga_sub_connect(sub, o->uri);
+	ret = msga_sub_connect(sub, o->uri, NULL);
 	if (ret < 0)
 		die("msga_sub_connect", ret, ctx);
 	while (!s.done && !s.gone && now_ns() < deadline) {

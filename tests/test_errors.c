@@ -65,6 +65,44 @@ Test(errors, ctx_open_unknown_flags_is_einval)
 	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
 }
 
+/* 0.10: a reserved field that is not 0 is refused, not ignored. */
+Test(errors, ctx_open_reserved_not_zero_is_einval)
+{
+	struct msga_ctx_attr attr = { .size = sizeof(attr) };
+	struct msga_ctx *ctx;
+
+	for (size_t i = 0; i < sizeof(attr.reserved); i++) {
+		attr.reserved[i] = 1;
+		cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL, "[%zu]", i);
+		cr_expect(strstr(msga_open_error(), "reserved") != NULL);
+		attr.reserved[i] = 0;
+	}
+	attr.reserved2 = 1;
+	cr_expect_eq(msga_ctx_open(&attr, &ctx), -EINVAL);
+	cr_expect(strstr(msga_open_error(), "reserved") != NULL);
+}
+
+/*
+ * 0.10 (soname 10), the settled layout: every struct the library fills
+ * or reads starts with its size; priv_ is the last member; no enum type
+ * sits in a struct (a uint32_t holds its values).
+ */
+#define LAST_MEMBER(type, m) \
+	(offsetof(type, m) + sizeof(((type *)0)->m) + _Alignof(type) > \
+	 sizeof(type))
+
+Test(abi, size_first_and_priv_last)
+{
+	cr_expect_eq(offsetof(struct msga_msg, size), 0);
+	cr_expect_eq(offsetof(struct msga_event, size), 0);
+	cr_expect_eq(offsetof(struct msga_claim, size), 0);
+	cr_expect(LAST_MEMBER(struct msga_msg, priv_));
+	cr_expect(LAST_MEMBER(struct msga_claim, priv_));
+	cr_expect_eq(sizeof(((struct msga_event *)0)->type), 4);
+	cr_expect_eq(sizeof(((struct msga_event *)0)->status), 4);
+	cr_expect_eq(sizeof(((struct msga_dev_info *)0)->transport), 4);
+}
+
 Test(errors, ctx_open_peer_timeout_out_of_range_is_einval)
 {
 	uint32_t bad[] = { 1, MSGA_PEER_TIMEOUT_MIN_MS - 1,

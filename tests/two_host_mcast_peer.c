@@ -569,7 +569,7 @@ static _Noreturn void subscriber(const struct opts *o, int i)
 	if (ret)
 		fail("msga_sub_create%s: %s", by_nak ?
 		     " with MSGA_SUB_REPAIR_BY_NAK" : "", msga_strerror(ret));
-	ret = msga_sub_connect(st.sub, o->uri);
+	ret = msga_sub_connect(st.sub, o->uri, NULL);
 	if (ret < 0)
 		fail("msga_sub_connect %s: %s", o->uri, msga_strerror(ret));
 	for (uint64_t j = th_now_ms() + 60000; !st.joined; nap_us(1000)) {

@@ -128,7 +128,7 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 
 	if (ret)
 		die("msga_sub_create", ret);
-	ret = msga_sub_connect(sub, uri);
+	ret = msga_sub_connect(sub, uri, NULL);
 	if (ret < 0)
 		die("msga_sub_connect", ret);
 	while (!s.ended && th_now_ms() < end) {

@@ -119,19 +119,20 @@ static void poll_both(struct pair *p)
 static double connect_once(struct pair *p)
 {
 	double t0 = now_us(), t, give_up = t0 + 10e6;
-	int id;
+	uint32_t id;
+	int ret;
 
 	p->connected = p->failed = 0;
-	id = msga_sub_connect(p->sub, p->uri);
-	if (id < 0)
-		die("msga_sub_connect", msga_strerror(id));
+	ret = msga_sub_connect(p->sub, p->uri, &id);
+	if (ret < 0)
+		die("msga_sub_connect", msga_strerror(ret));
 	while (!p->connected && !p->failed && now_us() < give_up)
 		poll_both(p);
 	t = now_us() - t0;
 	if (!p->connected)
 		die("connect", p->failed ? msga_strerror(p->status) :
 					   "timed out");
-	msga_sub_disconnect(p->sub, (uint32_t)id);
+	msga_sub_disconnect(p->sub, id);
 	while (msga_pub_subscribers(p->pub) && now_us() < give_up)
 		poll_both(p);
 	/* (let the CM finish with the old connection before the next) */

@@ -292,7 +292,8 @@ static void connect_sub(struct endpoint *ep, const struct opts *o,
 	uint64_t give_up = now_ns() + (uint64_t)(timeout_s * 1e9);
 
 	while (ep->connected != 1 || !peer_ready(ep, o)) {
-		if (ep->connected == 0 && msga_sub_connect(ep->sub, ep->uri) < 0)
+		if (ep->connected == 0 &&
+		    msga_sub_connect(ep->sub, ep->uri, NULL) < 0)
 			die("%s", msga_ctx_last_error(ep->ctx));
 		if (ep->connected == 0)
 			ep->connected = 2; /* connecting */

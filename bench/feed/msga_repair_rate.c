@@ -133,7 +133,7 @@ static struct msga_sub *sub_on(struct msga_ctx *ctx, uint32_t flags,
 
 	if (ret)
 		die("msga_sub_create", ret);
-	ret = msga_sub_connect(sub, uri);
+	ret = msga_sub_connect(sub, uri, NULL);
 	if (ret < 0)
 		die("msga_sub_connect", ret);
 	return sub;
@@ -555,7 +555,7 @@ static void run_down(struct run *r)
 static void send_next(struct run *r)
 {
 	uint32_t i = (uint32_t)(r->sent % TOPICS);
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	uint64_t stamp, t0;
 	int ret;
 

@@ -35,7 +35,8 @@ enum member_state { JOINING, UP, FAILED, LEFT };
 
 struct member {
 	const char *uri;
-	int conn_id;
+	uint32_t conn_id;
+	int joined;             /* conn_id is set */
 	enum member_state state;
 };
 
@@ -170,7 +171,7 @@ static void parse_members(struct opts *o, int argc, char **argv)
 	for (i = 0; i < o->nmembers; i++) {
 		check_uri(argv[optind + i]);
 		o->members[i].uri = argv[optind + i];
-		o->members[i].conn_id = -1;
+		o->members[i].joined = 0;
 	}
 }
 
@@ -237,7 +238,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 static struct member *member_of(const struct opts *o, uint32_t conn_id)
 {
 	for (int i = 0; i < o->nmembers; i++)
-		if (o->members[i].conn_id == (int)conn_id)
+		if (o->members[i].joined && o->members[i].conn_id == conn_id)
 			return &o->members[i];
 	return NULL;
 }
@@ -554,10 +555,10 @@ static int join_all(struct run *r)
 {
 	for (int i = 0; i < r->o->nmembers; i++) {
 		struct member *m = &r->o->members[i];
-		int ret = msga_sub_connect(r->sub, m->uri);
+		int ret = msga_sub_connect(r->sub, m->uri, &m->conn_id);
 
-		if (ret >= 0) {
-			m->conn_id = ret;
+		if (!ret) {
+			m->joined = 1;
 			continue;
 		}
 		fprintf(stderr, "msga_stat: %s: %s\n", m->uri,

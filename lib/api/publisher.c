@@ -237,6 +237,9 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE |
 				       MSGA_PUB_MAC)))
 		return -EINVAL;
+	if (PUB_ATTR_HAS(attr, reserved) || PUB_ATTR_HAS(attr, reserved3))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: a "
+				      "reserved field is not 0");
 	if ((attr->flags & MSGA_PUB_MAC) && !ctx->keys)
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
 				      "MSGA_PUB_MAC needs a context with keys");
@@ -460,13 +463,18 @@ static int room_for(struct msga_pub *pub, uint32_t topic_id, size_t len,
 	return ret;
 }
 
+/* The part of struct msga_claim a caller sets .size to cover (0.10's). */
+#define CLAIM_MIN_SIZE (offsetof(struct msga_claim, priv_) + \
+			sizeof(((struct msga_claim *)0)->priv_))
+
 static int pub_claim(struct msga_pub *pub, uint32_t topic_id, size_t len,
 		     struct msga_claim *claim)
 {
 	uint32_t slot;
 	int ret;
 
-	if (!pub || !claim || !topic_ok(pub, topic_id))
+	if (!pub || !claim || claim->size < CLAIM_MIN_SIZE ||
+	    !topic_ok(pub, topic_id))
 		return -EINVAL;
 	if (len > MSGA_MSG_MAX)
 		return -EMSGSIZE;
@@ -618,7 +626,7 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 		    const void *data, size_t len)
 {
-	struct msga_claim claim;
+	struct msga_claim claim = { .size = sizeof(claim) };
 	int ret;
 
 	if (!pub || (!data && len))

@@ -228,8 +228,8 @@ struct msga_pub {
  * (slot->ud).
  */
 struct msga__sub_ops {
-	/* a connection or membership to uri: 0 or -errno */
-	int (*connect)(struct msga_sub *sub, const char *uri);
+	/* a connection or membership to uri: 0 with *id set, or -errno */
+	int (*connect)(struct msga_sub *sub, const char *uri, uint32_t *id);
 	/* 0, or -ENOENT when conn_id is none of this transport's */
 	int (*disconnect)(struct msga_sub *sub, uint32_t conn_id);
 	/* its timers: when next due (may be NULL) */

@@ -63,8 +63,10 @@ static int rx_depth_of(struct msga_ctx *ctx, const struct msga_sub_attr *attr,
 	uint32_t max = MSGA_SUB_RX_DEPTH_MAX;
 	const struct ibv_device_attr *da = &ctx->dev_attr;
 
+	*depth = 0;
 	if (SUB_ATTR_GET(attr, reserved_rx))
-		return -EINVAL;
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "reserved_rx is not 0");
 	if ((uint32_t)da->max_qp_wr < max)
 		max = (uint32_t)da->max_qp_wr;
 	if ((uint32_t)da->max_cqe - MSGA_SUB_RX_DEPTH_MIN < max)
@@ -228,11 +230,20 @@ static const struct msga__sub_ops *sub_ops_for(const char *uri)
 	return &msga__rc_sub_ops;
 }
 
-MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri)
+MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
+			      uint32_t *conn_id)
 {
+	uint32_t id;
+	int ret;
+
 	if (!sub)
 		return -EINVAL;
-	return sub_ops_for(uri)->connect(sub, uri);
+	ret = sub_ops_for(uri)->connect(sub, uri, &id);
+	if (ret < 0)
+		return ret;
+	if (conn_id)
+		*conn_id = id;
+	return 0;
 }
 
 

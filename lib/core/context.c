@@ -17,7 +17,7 @@
 #define CTX_ATTR_MIN_SIZE (offsetof(struct msga_ctx_attr, port) + 1)
 #define DEV_INFO_MIN_SIZE (offsetof(struct msga_dev_info, node_guid) + 8)
 
-MSGA_API const char *msga_transport_name(enum msga_transport t)
+MSGA_API const char *msga_transport_name(uint32_t t)
 {
 	switch (t) {
 	case MSGA_TRANSPORT_IB:
@@ -141,6 +141,24 @@ static int peer_timeout_of(const struct msga_ctx_attr *attr, uint32_t *ms)
 	return 0;
 }
 
+/*
+ * Since 0.10, reserved fields must be 0 (within the caller's size): a
+ * later library may give them a meaning, and a caller's garbage there
+ * must not take one on by accident.
+ */
+static int ctx_reserved_zero(const struct msga_ctx_attr *attr)
+{
+	size_t i;
+
+	if (attr->size >= offsetof(struct msga_ctx_attr, reserved) +
+			  sizeof(attr->reserved))
+		for (i = 0; i < sizeof(attr->reserved); i++)
+			if (attr->reserved[i])
+				return 0;
+	return attr->size < offsetof(struct msga_ctx_attr, reserved2) +
+			    sizeof(attr->reserved2) || !attr->reserved2;
+}
+
 MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 			   struct msga_ctx **ctxp)
 {
@@ -162,6 +180,9 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	if (attr->flags & ~(uint32_t)(MSGA_CTX_NO_EVENTS | MSGA_CTX_NO_STATS))
 		return msga__open_fail(-EINVAL, "msga_ctx_open: unknown flags 0x%x",
 				       attr->flags);
+	if (!ctx_reserved_zero(attr))
+		return msga__open_fail(-EINVAL, "msga_ctx_open: a reserved "
+				       "field is not 0");
 	ret = peer_timeout_of(attr, &timeout_ms);
 	if (ret)
 		return ret;

@@ -72,3 +72,9 @@ MSGA_API const char *msga_ctx_last_error(const struct msga_ctx *ctx)
 {
 	return ctx ? ctx->errbuf : "";
 }
+
+MSGA_API void msga_ctx_clear_error(struct msga_ctx *ctx)
+{
+	if (ctx)
+		ctx->errbuf[0] = '\0';
+}

@@ -29,7 +29,8 @@ int msga__reject_limit_hit(struct msga__reject_limit *l, uint64_t now_ns,
 static void report(const struct msga__reject_limit *l, uint64_t count,
 		   struct msga_pub *pub, msga_event_cb cb, void *user)
 {
-	struct msga_event ev = { .type = MSGA_EVENT_REJECTED,
+	struct msga_event ev = { .size = sizeof(ev),
+				 .type = MSGA_EVENT_REJECTED,
 				 .status = l->status, .pub = pub,
 				 .peer = l->peer, .count = count };
 

@@ -461,7 +461,7 @@ static inline int msga__topic_bit(const struct msga__conn *c, uint32_t t)
 
 /* rc_sub.c: a subscriber's connection made, with its owner's callbacks */
 int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
-			 const struct sockaddr_storage *ss);
+			 const struct sockaddr_storage *ss, uint32_t *id);
 /*
  * rc_sub_retry.c: reconnection (0.10). One record per conn_id that may
  * be tried again: made with its connection, on sub->rc.retries while it

@@ -152,6 +152,7 @@ void msga__conn_emit(struct msga__conn *c, enum msga_event_type type,
 		     int status)
 {
 	struct msga_event ev = {
+		.size = sizeof(ev),
 		.type = type, .status = status, .conn_id = c->id,
 		.pub = c->pub, .sub = c->sub, .peer = c->peer,
 	};

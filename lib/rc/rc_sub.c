@@ -46,8 +46,8 @@ static const struct msga__conn_owner_ops sub_owner = {
 /*
  * A connection conn_id to the publisher at ss (peer names it in events),
  * resolving its address; r its reconnection record (NULL: none), quiet
- * if a failure of it was told already (a retry). Returns
- * conn_id, or -errno with nothing left behind but r, still the caller's.
+ * if a failure of it was told already (a retry). Returns 0, or
+ * -errno with nothing left behind but r, still the caller's.
  */
 static int conn_start(struct msga_sub *sub, const char *peer,
 		      const struct sockaddr_storage *ss, uint32_t conn_id,
@@ -97,7 +97,7 @@ static int conn_start(struct msga_sub *sub, const char *peer,
 		goto fail;
 	}
 	c->retry = r;
-	return (int)c->id;
+	return 0;
 fail:
 	c->state = MSGA__C_DEAD;
 	msga__conn_free(c);
@@ -107,10 +107,10 @@ fail:
 /*
  * The RC part of msga_sub_connect(): a connection to the publisher at ss
  * (uri names it in events), with its reconnection record unless the
- * subscriber wants none. Returns its conn_id.
+ * subscriber wants none. 0 with *id its conn_id, or -errno.
  */
 int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
-			 const struct sockaddr_storage *ss)
+			 const struct sockaddr_storage *ss, uint32_t *id)
 {
 	const char *peer = uri + strlen("rdma://");
 	struct msga__rc_retry *r = NULL;
@@ -126,14 +126,12 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 		free(r);
 		return ret;
 	}
-	sub->next_id++;
-	return ret;
+	*id = sub->next_id++;
+	return 0;
 }
 
 /* A try of r's connection (0.10): its failure was told already. */
 int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r)
 {
-	int ret = conn_start(sub, r->peer, &r->ss, r->id, r, 1);
-
-	return ret < 0 ? ret : 0;
+	return conn_start(sub, r->peer, &r->ss, r->id, r, 1);
 }

@@ -8,13 +8,14 @@
 #include "rc.h"
 #include "srq.h"
 
-static int rc_sub_connect(struct msga_sub *sub, const char *uri)
+static int rc_sub_connect(struct msga_sub *sub, const char *uri,
+			  uint32_t *id)
 {
 	struct sockaddr_storage ss;
 
 	if (msga__parse_uri(uri, &ss))
 		return -EINVAL;
-	return msga__rc_sub_connect(sub, uri, &ss);
+	return msga__rc_sub_connect(sub, uri, &ss, id);
 }
 
 static int rc_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)

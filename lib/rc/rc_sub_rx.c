@@ -25,6 +25,7 @@ static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
 			 uint32_t len, uint64_t now_ns)
 {
 	struct msga_msg msg = {
+		.size = sizeof(msg),
 		.data = data, .len = len, .topic_id = topic,
 		.conn_id = c->id, .seq = seq, .priv_ = slot,
 	};

@@ -549,7 +549,7 @@ void msga__mpub_on_nak(struct msga_pub *pub, const struct msga__udw_hdr *h,
 /* mcast_sub.c */
 /* a ud:// membership's endpoint callbacks (given to msga__usub_connect) */
 extern const struct msga__udep_cb msga__usub_cb;
-int msga__msub_connect(struct msga_sub *sub, const char *uri);
+int msga__msub_connect(struct msga_sub *sub, const char *uri, uint32_t *id);
 int msga__msub_init(struct msga_sub *sub);
 void msga__msub_on_recv(struct msga__udep *ep, struct msga__rxslot *slot,
 			const struct ibv_wc *wc, uint64_t now_ns);
@@ -621,7 +621,7 @@ uint64_t msga__upub_tick(struct msga_pub *pub, uint64_t now_ns);
 void msga__upub_fini(struct msga_pub *pub);
 int msga__upub_drop_all(struct msga_pub *pub, int status);
 int msga__usub_connect(struct msga_sub *sub, const char *uri,
-		       const struct msga__udep_cb *cb);
+		       const struct msga__udep_cb *cb, uint32_t *id);
 void msga__usub_on_cm(struct msga__udep *ep, const struct rdma_cm_event *ev);
 void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns);

@@ -104,7 +104,7 @@ const struct msga__udep_cb msga__usub_cb = {
 	.tick = msga__usub_tick,
 };
 
-int msga__msub_connect(struct msga_sub *sub, const char *uri)
+int msga__msub_connect(struct msga_sub *sub, const char *uri, uint32_t *id)
 {
 	struct msga_ctx *ctx = sub->ctx;
 	struct msga__mcast_range range;
@@ -143,7 +143,8 @@ int msga__msub_connect(struct msga_sub *sub, const char *uri)
 		msga__udep_free(ep);
 		return ret;
 	}
-	return (int)ep->id;
+	*id = ep->id;
+	return 0;
 }
 
 void msga__msub_on_group(struct msga__mgroup *g, int status)
@@ -162,6 +163,7 @@ static void topic_event(struct msga__udep *ep, const char *topic,
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_event ev = {
+		.size = sizeof(ev),
 		.type = type, .conn_id = ep->id, .sub = sub,
 		.peer = ep->ngroups ? ep->groups[0].name : "",
 		.topic = topic, .origin = origin, .seq = seq, .count = count,
@@ -189,6 +191,7 @@ static void stream_gone(struct msga__udep *ep, const struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_event ev = {
+		.size = sizeof(ev),
 		.type = MSGA_EVENT_DISCONNECTED, .status = status,
 		.conn_id = ep->id, .sub = sub,
 		.peer = ep->ngroups ? ep->groups[0].name : ep->peer.name,
@@ -229,6 +232,7 @@ void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 {
 	struct msga_sub *sub = ep->sub;
 	struct msga_msg msg = {
+		.size = sizeof(msg),
 		.data = data, .len = len, .topic = s->topic,
 		.topic_id = msga__ustreams_pos(&sub->ud.streams, s),
 		.conn_id = s->conn_id, .seq = seq, .rx_time_ns = now_ns,

@@ -20,12 +20,13 @@ static const struct msga__sub_up ud_sub_up = {
 	.nak = msga__mrep_nak,
 };
 
-static int ud_sub_connect(struct msga_sub *sub, const char *uri)
+static int ud_sub_connect(struct msga_sub *sub, const char *uri,
+			  uint32_t *id)
 {
 	sub->ud.up = &ud_sub_up; /* before any membership exists */
 	if (!strncmp(uri, "mcast://", 8))
-		return msga__msub_connect(sub, uri);
-	return msga__usub_connect(sub, uri, &msga__usub_cb);
+		return msga__msub_connect(sub, uri, id);
+	return msga__usub_connect(sub, uri, &msga__usub_cb, id);
 }
 
 const struct msga__sub_ops msga__ud_sub_ops = {

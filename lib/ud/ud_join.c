@@ -88,6 +88,7 @@ void msga__udep_emit(struct msga__udep *ep, const struct msga__mgroup *g,
 		     enum msga_event_type type, int status)
 {
 	struct msga_event ev = {
+		.size = sizeof(ev),
 		.type = type, .status = status, .conn_id = ep->id,
 		.pub = ep->pub, .sub = ep->sub, .peer = g ? g->name : "",
 	};

@@ -143,7 +143,8 @@ void msga__upub_on_request(struct msga__udep *ep, struct rdma_cm_id *id)
 static void dest_emit(struct msga_pub *pub, struct msga__udest *d,
 		      enum msga_event_type type, int status)
 {
-	struct msga_event ev = { .type = type, .status = status,
+	struct msga_event ev = { .size = sizeof(ev),
+				 .type = type, .status = status,
 				 .conn_id = d->id, .pub = pub,
 				 .peer = d->g.name };
 
@@ -456,7 +457,7 @@ void msga__upub_fini(struct msga_pub *pub)
 
 /* cb: the membership's owner's table (mcast_sub.c's msga__usub_cb). */
 int msga__usub_connect(struct msga_sub *sub, const char *uri,
-		       const struct msga__udep_cb *cb)
+		       const struct msga__udep_cb *cb, uint32_t *id)
 {
 	struct msga_ctx *ctx = sub->ctx;
 	struct sockaddr_storage dst;
@@ -492,7 +493,8 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri,
 		msga__udep_free(ep);
 		return ret == -ENOMEM ? ret : -EHOSTUNREACH;
 	}
-	return (int)ep->id;
+	*id = ep->id;
+	return 0;
 }
 
 static void fail(struct msga__udep *ep, int status)
