@@ -426,6 +426,14 @@ enum msga_pub_flags {
 	 * (msgaccel(7), SECURITY). RC publishers ignore it.
 	 */
 	MSGA_PUB_MAC = 1u << 2,
+	/*
+	 * Since 0.10: no coalescing of its own. Without it, a send queue
+	 * that is busy (msgaccel(7), BATCHING) holds sends back and posts
+	 * them together at its next doorbell (at the latest the next
+	 * msga_ctx_poll()); with it, each commit rings the doorbell as
+	 * before 0.10. MSGA_COMMIT_MORE still holds sends back.
+	 */
+	MSGA_PUB_NO_COALESCE = 1u << 3,
 };
 
 /** Attributes for msga_pub_create(). Zero-fill, then set .size. */
@@ -809,6 +817,41 @@ MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim);
  */
 MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 			   const void *data, size_t len);
+
+/** Since 0.10: flags of msga_pub_commit_flags() and msga_pub_send_flags(). */
+enum msga_commit_flags {
+	/*
+	 * More follows: the message's sends may be held back on the send
+	 * queues (posted with later ones, one doorbell for many) until the
+	 * next commit or send without it, msga_pub_doorbell(), the next
+	 * msga_ctx_poll(), msga_pub_flush() or msga_pub_destroy(), or 64
+	 * sends wait on one queue (msgaccel(7), BATCHING).
+	 */
+	MSGA_COMMIT_MORE = 1u << 0,
+};
+
+/**
+ * Since 0.10: msga_pub_commit() and msga_pub_send() with flags (enum
+ * msga_commit_flags); flags 0 is the plain call, which also rings what
+ * earlier MSGA_COMMIT_MORE calls held back. Returns what the plain call
+ * does, and -EINVAL for an unknown flag (nothing sent, a claim stays).
+ * Every transport takes MSGA_COMMIT_MORE. Callbacks: yes.
+ */
+MSGA_API int msga_pub_commit_flags(struct msga_pub *pub,
+				   struct msga_claim *claim,
+				   unsigned int flags);
+MSGA_API int msga_pub_send_flags(struct msga_pub *pub, uint32_t topic_id,
+				 const void *data, size_t len,
+				 unsigned int flags);
+/**
+ * Since 0.10: ring pub's doorbells: post at once every send its queues
+ * hold back (MSGA_COMMIT_MORE, or coalescing while busy). 0 (also when
+ * nothing was held), or -EINVAL (pub NULL), -ESHUTDOWN (destroyed in a
+ * callback), UD: -ENETDOWN (the endpoint died at the post). An RC
+ * subscriber whose connection dies at it is its DISCONNECTED event, not
+ * an error here. Callbacks: yes.
+ */
+MSGA_API int msga_pub_doorbell(struct msga_pub *pub);
 
 /**
  * Create a subscriber for attr->pattern ("name" or "prefix*"); it hears

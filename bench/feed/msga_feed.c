@@ -74,6 +74,10 @@ struct opts {
 	const char *key_file; /* --key-file: authenticated contexts */
 	const char *json, *series;
 	enum perf_clock_kind clock;
+	/* --publish MODE: -n messages as fast as MODE lets them go */
+	enum { PUB_NONE, PUB_EVERY, PUB_EAGAIN, PUB_MORE, PUB_ADAPTIVE,
+	       PUB_ADAPTIVE_EVERY } publish;
+	long more_n;        /* --publish more:N */
 };
 
 struct side_usage {
@@ -250,7 +254,11 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
 				    .flags = (o->reliable ? MSGA_PUB_RELIABLE : 0) |
-					     (o->mac ? MSGA_PUB_MAC : 0) };
+					     (o->mac ? MSGA_PUB_MAC : 0) |
+					     (o->publish == PUB_EVERY ||
+					      o->publish == PUB_EAGAIN ||
+					      o->publish == PUB_MORE ?
+					      MSGA_PUB_NO_COALESCE : 0) };
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = sub_pattern,
 				    .on_msg = on_msg, .on_event = on_event,
 				    .user = ep,
@@ -334,6 +342,10 @@ struct reflector {
 	unsigned long seen, last_seen;  /* messages received, for quiet */
 	uint64_t last_msg_ns;
 	int stop;
+	/* --publish: one-way latency of each message (us), no echo */
+	double *lat;
+	long nlat, lat_cap;
+	uint64_t first_sent_ns, last_rx_ns;
 };
 
 static struct reflector refl;
@@ -362,6 +374,16 @@ static void reflect_msg(const struct msga_msg *msg, void *user)
 	memcpy(&h, msg->data, sizeof(h));
 	if (h.flags & FLAG_STOP)
 		refl.stop = 1;
+	if (refl.lat && !h.flags) {
+		/* (one host, one clock: the sender's stamp is comparable) */
+		refl.last_rx_ns = now_ns();
+		if (h.seq == 1)
+			refl.first_sent_ns = h.sent_ns;
+		if (refl.nlat < refl.lat_cap)
+			refl.lat[refl.nlat++] =
+				(refl.last_rx_ns - h.sent_ns) / 1e3;
+		return;
+	}
 	if (refl.tail == refl.head && len == refl.size &&
 	    echo(msg->data, len))
 		return;
@@ -424,6 +446,12 @@ static int run_consumer(const struct opts *o, int report_fd)
 	refl.ring = malloc(refl.cap * refl.size);
 	if (!refl.ring)
 		die("%s", "out of memory");
+	if (o->publish) {
+		refl.lat_cap = o->iters;
+		refl.lat = calloc(o->iters, sizeof(double));
+		if (!refl.lat)
+			die("%s", "out of memory");
+	}
 	open_endpoint(&refl.ep, o, o->port + 1, o->port, ECHO_TOPIC, FEED_TOPIC,
 		      reflect_msg);
 	connect_sub(&refl.ep, o, 30);
@@ -451,7 +479,16 @@ static int run_consumer(const struct opts *o, int report_fd)
 	for (uint64_t end = now_ns() + 200000000u; now_ns() < end;)
 		msga_ctx_poll(refl.ep.ctx, 64);
 	u = usage_since(t0);
-	dprintf(report_fd, "%.1f %ld\n", u.cpu_pct, u.peak_rss_kb);
+	dprintf(report_fd, "%.1f %ld", u.cpu_pct, u.peak_rss_kb);
+	if (o->publish) { /* messages per second, then the latency */
+		struct lat_summary s = summarize(refl.lat, refl.nlat);
+
+		dprintf(report_fd, " %ld %.0f %.3f %.3f %.3f %.3f %.3f",
+			refl.nlat, refl.nlat / ((refl.last_rx_ns -
+						 refl.first_sent_ns) / 1e9),
+			s.avg, s.median, s.p99, s.max, s.stdev);
+	}
+	dprintf(report_fd, "\n");
 	write_pp_close(wp);
 	close_endpoint(&refl.ep);
 	free(refl.ring);
@@ -528,8 +565,12 @@ static void on_echo(const struct msga_msg *msg, void *user)
 		flush_bucket(t);
 }
 
-/* Send one message stamped with its due time; -EAGAIN: not sent yet. */
-static int send_one(uint64_t seq, uint64_t due, uint32_t flags)
+/*
+ * Send one message stamped with its due time, with msga_pub_send_flags()'s
+ * commit flags (MSGA_COMMIT_MORE); -EAGAIN: not sent yet.
+ */
+static int send_one_flags(uint64_t seq, uint64_t due, uint32_t flags,
+			  unsigned int commit_flags)
 {
 	struct feed_hdr *h = (struct feed_hdr *)prod.msg;
 	int ret;
@@ -538,11 +579,17 @@ static int send_one(uint64_t seq, uint64_t due, uint32_t flags)
 	h->due_ns = due;
 	h->flags = flags;
 	h->sent_ns = now_ns();
-	ret = msga_pub_send(prod.ep.pub, prod.ep.topic, prod.msg, prod.o->size);
+	ret = msga_pub_send_flags(prod.ep.pub, prod.ep.topic, prod.msg,
+				  prod.o->size, commit_flags);
 	if (ret < 0)
 		return ret;
 	prod.sent++; /* ret = subscribers reached; the consumer is one */
 	return 0;
+}
+
+static int send_one(uint64_t seq, uint64_t due, uint32_t flags)
+{
+	return send_one_flags(seq, due, flags, 0);
 }
 
 struct step_result {
@@ -869,6 +916,94 @@ static int run_pingpong(const struct opts *o, struct write_pp *wp,
 	return 0;
 }
 
+/* --publish: the mode's name, as the table prints it. */
+static const char *publish_label(const struct opts *o, char *buf, size_t n)
+{
+	static const char *const names[] = {
+		[PUB_EVERY] = "poll-every", [PUB_EAGAIN] = "poll-on-EAGAIN",
+		[PUB_ADAPTIVE] = "adaptive", [PUB_ADAPTIVE_EVERY] =
+		"adaptive+poll-every",
+	};
+
+	if (o->publish == PUB_MORE)
+		snprintf(buf, n, "more:%ld", o->more_n);
+	else
+		snprintf(buf, n, "%s", names[o->publish]);
+	return buf;
+}
+
+/*
+ * --publish: -n messages as fast as the mode lets them go. poll-every: a
+ * poll after each send (the documented pattern); poll-on-EAGAIN: only
+ * when back-pressured; more:N: N-1 sends with MSGA_COMMIT_MORE, a plain
+ * one (the doorbell), then a poll; the first three with
+ * MSGA_PUB_NO_COALESCE. adaptive: the default publisher (coalescing
+ * while busy), polled on -EAGAIN only; adaptive+poll-every: the same,
+ * polled after each send. The consumer measures (publish_report): it
+ * echoes nothing but the STOP.
+ */
+static int run_publish(const struct opts *o, struct side_usage *self)
+{
+	struct usage_mark t0 = usage_mark_now();
+	uint64_t n = (uint64_t)o->iters;
+	int ret;
+
+	for (uint64_t seq = 1; seq <= n; seq++) {
+		int last = o->publish != PUB_MORE || seq % o->more_n == 0 ||
+			   seq == n;
+
+		while ((ret = send_one_flags(seq, now_ns(), 0, last ? 0 :
+					     MSGA_COMMIT_MORE)) == -EAGAIN)
+			msga_ctx_poll(prod.ep.ctx, 64);
+		if (ret < 0)
+			die("%s", msga_strerror(ret));
+		if (o->publish == PUB_EVERY || o->publish == PUB_ADAPTIVE_EVERY ||
+		    (o->publish == PUB_MORE && last))
+			msga_ctx_poll(prod.ep.ctx, 64);
+	}
+	ret = msga_pub_flush(prod.ep.pub, 60000);
+	if (ret)
+		die("msga_pub_flush: %s", msga_strerror(ret));
+	*self = usage_since(t0);
+	prod.last_echo_seq = n; /* (the STOP is the one echo) */
+	stop_consumer(n + 1);
+	return 0;
+}
+
+/*
+ * --publish's line and JSON, from the consumer's report: messages it
+ * took, their rate from the first one's send to the last one's
+ * callback, and the one-way latency (the sender's stamp to the
+ * receiver's callback: one host, one clock) in us.
+ */
+static void publish_report(const struct opts *o, FILE *rf)
+{
+	struct lat_summary s = { 0 };
+	long got = 0;
+	double rate = 0;
+	char label[32];
+	FILE *json;
+
+	if (!rf || fscanf(rf, "%ld %lf %lf %lf %lf %lf %lf", &got, &rate,
+			  &s.avg, &s.median, &s.p99, &s.max, &s.stdev) != 7)
+		die("%s", "no figures from the consumer");
+	s.n = (size_t)got;
+	publish_label(o, label, sizeof(label));
+	printf("%-20s %10.0f msg/s  one-way median %9.2f us  p99 %9.2f us  "
+	       "(%zu B, %ld of %ld messages)\n", label, rate, s.median, s.p99,
+	       o->size, got, o->iters);
+	if (o->json && (json = fopen(o->json, "w"))) {
+		fprintf(json, "{\"mode\": \"publish\", \"publish\": \"%s\", "
+			"\"size\": %zu, \"messages\": %ld, \"msg_per_s\": "
+			"%.0f, ", label, o->size, got, rate);
+		json_stats(json, "latency", &s);
+		fprintf(json, ", ");
+		fclose(json);
+	}
+	if (got != o->iters)
+		die("%s", "the consumer did not get every message");
+}
+
 static void producer_idle(void *unused)
 {
 	(void)unused;
@@ -879,7 +1014,7 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
 	long cap = o->vs_write ? vs_write_pairs(o) * o->vs_write :
-		   o->pingpong ? o->iters :
+		   o->pingpong || o->publish ? o->iters :
 		   (long)((o->max_rate + 1) * o->duration) + 16;
 	struct write_pp *wp = NULL;
 	FILE *rf, *json;
@@ -901,7 +1036,8 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	if (o->vs_write)
 		wp = open_write_pp(o, 1, producer_idle);
 	prod.run_start = prod.bucket_start = now_ns();
-	ret = o->pingpong ? run_pingpong(o, wp, &self) : run_feed(o, &self);
+	ret = o->pingpong ? run_pingpong(o, wp, &self) :
+	      o->publish ? run_publish(o, &self) : run_feed(o, &self);
 	write_pp_close(wp);
 	close_endpoint(&prod.ep);
 	if (prod.series)
@@ -909,6 +1045,8 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	rf = fdopen(report_fd, "r");
 	if (rf && fscanf(rf, "%lf %ld", &peer.cpu_pct, &peer.peak_rss_kb) != 2)
 		peer.cpu_pct = -1;
+	if (o->publish)
+		publish_report(o, rf);
 	waitpid(consumer, &status, 0);
 	printf("# sent %llu, reflected %llu, out of sequence %llu, lost %llu\n",
 	       (unsigned long long)prod.sent, (unsigned long long)prod.received,
@@ -963,7 +1101,12 @@ static void usage(void)
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
-	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n");
+	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n"
+	       "  --publish MODE    -n messages as fast as MODE lets them go:\n"
+	       "                    every (poll after each send), eagain (poll\n"
+	       "                    on -EAGAIN only), more:N (MSGA_COMMIT_MORE,\n"
+	       "                    a doorbell and a poll every N), adaptive,\n"
+	       "                    adaptive-every (the coalescing default)\n");
 }
 
 /* An IPv4 multicast group whose last byte can take +1. */
@@ -976,6 +1119,26 @@ static const char *mcast_arg(const char *v)
 	    a < 224 || a > 239 || b > 255 || c > 255 || d > 254)
 		usage_error("--mcast (an IPv4 group below x.x.x.255)", v);
 	return v;
+}
+
+/* --publish every|eagain|more:N|adaptive|adaptive-every */
+static void publish_arg(struct opts *o, const char *v)
+{
+	if (!strcmp(v, "every"))
+		o->publish = PUB_EVERY;
+	else if (!strcmp(v, "eagain"))
+		o->publish = PUB_EAGAIN;
+	else if (!strcmp(v, "adaptive"))
+		o->publish = PUB_ADAPTIVE;
+	else if (!strcmp(v, "adaptive-every"))
+		o->publish = PUB_ADAPTIVE_EVERY;
+	else if (!strncmp(v, "more:", 5)) {
+		o->publish = PUB_MORE;
+		o->more_n = parse_num(v + 5, 1, 4096, "--publish more:N");
+	} else {
+		usage_error("--publish (every, eagain, more:N, adaptive or "
+			    "adaptive-every)", v);
+	}
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -997,6 +1160,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
+		{ "publish", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1028,6 +1192,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'J': o->json = optarg; break;
 		case 'k': o->key_file = optarg; break;
 		case 'C': o->series = optarg; break;
+		case 'E': publish_arg(o, optarg); break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))
 				o->clock = PERF_CLOCK_AUTO;
@@ -1061,6 +1226,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("--mac (only with --mcast or --ud)", "--mac");
 	if (o->base > o->max_rate)
 		usage_error("--base (above --max-rate)", argv[optind]);
+	if (o->publish && (o->pingpong || o->vs_write))
+		usage_error("--publish (not with --pingpong)", "--publish");
 	if (o->vs_write && (!o->pingpong || o->ud || o->mcast))
 		usage_error("--vs-write (only with --pingpong over RC)",
 			    "--vs-write");

@@ -235,7 +235,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		*pubp = NULL;
 	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
 	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE |
-				       MSGA_PUB_MAC)))
+				       MSGA_PUB_MAC | MSGA_PUB_NO_COALESCE)))
 		return -EINVAL;
 	if (PUB_ATTR_HAS(attr, reserved) || PUB_ATTR_HAS(attr, reserved3))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: a "
@@ -258,6 +258,7 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 	pub->ops = ops;
 	pub->ctx = ctx;
 	pub->flags = attr->flags;
+	pub->db_coalesce = !(attr->flags & MSGA_PUB_NO_COALESCE);
 	pub->on_event = attr->on_event;
 	pub->user = attr->user;
 	if (attr->size >= offsetof(struct msga_pub_attr, max_datagram) +
@@ -299,6 +300,7 @@ static void pub_bury(struct msga_pub *pub)
 }
 
 static int pub_flush(struct msga_pub *pub, int timeout_ms);
+static int pub_ring(struct msga_pub *pub);
 
 MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 {
@@ -316,6 +318,7 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 		if (dead)
 			return; /* a callback during the linger destroyed it */
 	}
+	pub_ring(pub); /* (nothing committed stays held back) */
 	if (pub->ops->close)
 		pub->ops->close(pub); /* (multicast: each stream's END) */
 	if (pub->ctx->busy)
@@ -580,14 +583,7 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 /* (a connection that fails here raises its event at once: engine.c) */
 MSGA_API int msga_pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 {
-	int ret;
-
-	if (!pub)
-		return -EINVAL;
-	msga__ctx_enter(pub->ctx);
-	ret = pub_commit(pub, claim);
-	msga__ctx_leave(pub->ctx);
-	return ret;
+	return msga_pub_commit_flags(pub, claim, 0);
 }
 
 MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
@@ -642,18 +638,84 @@ static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 		return ret;
 	if (len)
 		memcpy(claim.data, data, len);
-	return msga_pub_commit(pub, &claim);
+	return pub_commit(pub, &claim); /* (the caller's flags stand) */
 }
 
 MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
 			   const void *data, size_t len)
 {
+	return msga_pub_send_flags(pub, topic_id, data, len, 0);
+}
+
+/* ---------------------------------------------------- doorbells */
+
+/* Post what the send queues hold back (lib/proto/doorbell.h). */
+static int pub_ring(struct msga_pub *pub)
+{
+	if (!pub->db_held)
+		return 0;
+	pub->db_held = 0;
+	pub->db_held_more = 0;
+	return pub->ops->doorbell(pub);
+}
+
+/*
+ * A commit or send under flags: with MSGA_COMMIT_MORE its sends may be
+ * held back (pub->db_more while it runs); without it, it also rings what
+ * earlier ones held back under MSGA_COMMIT_MORE (what a queue held back
+ * on its own, while busy, waits for its doorbell: doorbell.h).
+ */
+static int flags_enter(struct msga_pub *pub, unsigned int flags)
+{
+	if (!pub || (flags & ~(unsigned int)MSGA_COMMIT_MORE))
+		return -EINVAL;
+	msga__ctx_enter(pub->ctx);
+	pub->db_more = (flags & MSGA_COMMIT_MORE) != 0;
+	return 0;
+}
+
+static int flags_leave(struct msga_pub *pub, unsigned int flags, int ret)
+{
+	pub->db_more = 0;
+	if (!(flags & MSGA_COMMIT_MORE) && pub->db_held_more) {
+		int rung = pub_ring(pub);
+
+		if (ret >= 0 && rung < 0)
+			ret = rung;
+	}
+	msga__ctx_leave(pub->ctx);
+	return ret;
+}
+
+MSGA_API int msga_pub_commit_flags(struct msga_pub *pub,
+				   struct msga_claim *claim,
+				   unsigned int flags)
+{
+	int ret = flags_enter(pub, flags);
+
+	return ret ? ret : flags_leave(pub, flags, pub_commit(pub, claim));
+}
+
+MSGA_API int msga_pub_send_flags(struct msga_pub *pub, uint32_t topic_id,
+				 const void *data, size_t len,
+				 unsigned int flags)
+{
+	int ret = flags_enter(pub, flags);
+
+	return ret ? ret : flags_leave(pub, flags,
+				       pub_send(pub, topic_id, data, len));
+}
+
+MSGA_API int msga_pub_doorbell(struct msga_pub *pub)
+{
 	int ret;
 
 	if (!pub)
 		return -EINVAL;
+	if (pub->dead)
+		return -ESHUTDOWN;
 	msga__ctx_enter(pub->ctx);
-	ret = pub_send(pub, topic_id, data, len);
+	ret = pub_ring(pub);
 	msga__ctx_leave(pub->ctx);
 	return ret;
 }
@@ -669,6 +731,7 @@ static int pub_flush(struct msga_pub *pub, int timeout_ms)
 	uint64_t end = msga__now_ns() + (uint64_t)timeout_ms * 1000000u;
 	int first = 1, ret;
 
+	pub_ring(pub); /* (what is held back would never be out) */
 	for (;;) {
 		ret = pub->ops->flushed(pub, first);
 		first = 0;
@@ -714,8 +777,13 @@ MSGA_API int msga_pub_flush(struct msga_pub *pub, int timeout_ms)
 static int pub_progress(struct msga__ep *ep)
 {
 	struct msga_pub *pub = pub_of(ep);
+	int more;
 
-	return pub->dead ? 0 : pub->ops->progress(pub);
+	if (pub->dead)
+		return 0;
+	more = pub->ops->progress(pub);
+	pub_ring(pub); /* (a poll never leaves sends held back) */
+	return more;
 }
 
 static int pub_reap(struct msga__ep *ep, uint64_t now)

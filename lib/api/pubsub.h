@@ -16,6 +16,7 @@
 #define MSGA_PUBSUB_H
 
 #include "internal.h"
+#include "doorbell.h"
 #include "endpoint.h"
 #include "hold.h"
 #include "list.h"
@@ -29,6 +30,7 @@
 #include "topic.h"
 #include "ud_stream.h"
 #include "wire.h"
+#include "wr_batch.h"
 
 #define MSGA__PUB_TX_SLOTS 128u  /* publisher's shared send buffers */
 /* One send (and RC receive) buffer: an RC header and a whole fragment. */
@@ -169,6 +171,9 @@ struct msga__pub_ops {
 	 * progress visible), or -errno (never will). first: the flush's
 	 * first look */
 	int (*flushed)(struct msga_pub *pub, int first);
+	/* post what its send queues hold back (doorbell.h): 0, or the
+	 * first -errno of a queue that died at it */
+	int (*doorbell)(struct msga_pub *pub);
 };
 
 /* The tables msga_pub_create() picks from, by the uri's scheme. */
@@ -210,6 +215,14 @@ struct msga_pub {
 	uint64_t big_seq;
 
 	struct msga__pub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
+	/*
+	 * Doorbells (lib/proto/doorbell.h), read by the send queues:
+	 * db_more: the commit in progress has MSGA_COMMIT_MORE; db_coalesce:
+	 * hold back while busy (no MSGA_PUB_NO_COALESCE); db_held: some
+	 * queue holds sends back, db_held_more: some of them under MORE
+	 * (the next plain commit rings those).
+	 */
+	uint8_t db_more, db_coalesce, db_held, db_held_more;
 	int dead;                       /* destroyed in a callback (engine.c) */
 	/*
 	 * Counters (msga_pub_stats): plain single-writer increments where
@@ -278,6 +291,30 @@ struct msga_sub {
 static inline void msga__pub_work(struct msga_pub *pub)
 {
 	msga__ctx_want_work(pub->ctx);
+}
+
+/*
+ * Post wr on a send queue of pub (NULL: a subscriber's, never held back)
+ * that has outstanding requests not known complete: held back while
+ * lib/proto/doorbell.h says so, to go at pub's doorbell (the next poll
+ * at the latest). 0 or ibv_post_send's positive errno (wr_batch.h).
+ */
+static inline int msga__pub_post(struct msga_pub *pub, struct msga__wrb *b,
+				 struct ibv_qp *qp, struct ibv_send_wr *wr,
+				 uint64_t outstanding, uint32_t sq_depth,
+				 uint32_t sig_every)
+{
+	int hold = pub && msga__db_hold(pub->db_more, pub->db_coalesce,
+					outstanding, b->n, sq_depth,
+					sig_every);
+	int ret = msga__wrb_post(b, qp, wr, hold);
+
+	if (!ret && b->n) {
+		pub->db_held = 1;
+		pub->db_held_more |= pub->db_more;
+		msga__ctx_want_work(pub->ctx); /* (the poll rings it) */
+	}
+	return ret;
 }
 
 /* How many of pub's topics pattern matches (msga_pub_conn_stats). */

@@ -19,6 +19,7 @@
 #include "auth_wire.h"
 #include "ring.h"
 #include "slow_consumer.h"
+#include "wr_batch.h"
 
 /* Receive and send geometry, per connection (MSGA__DATA_SLOT: pubsub.h). */
 /*
@@ -139,6 +140,7 @@ struct msga__conn {
 	uint32_t sq_mask;              /* sq_depth - 1: a power of two */
 	int last_inline;               /* the last post copied its buffers */
 	uint64_t tx_seq, tx_done;      /* posted / known complete */
+	struct msga__wrb wrb;          /* posted but held back (doorbell.h) */
 	int32_t *tx_tag;               /* per send queue slot */
 	char *ctl_buf;                 /* per send queue slot headers */
 	struct ibv_mr *ctl_mr;
@@ -333,6 +335,8 @@ int msga__rc_authorize(struct msga__conn *c);
 void msga__pub_rejected(struct msga_pub *pub, int status, const char *peer);
 /* rc_conn.c */
 void msga__conn_kill(struct msga__conn *c, int status, int notify);
+/* Post what c holds back (doorbell.h): 0, or -ECONNRESET (c died). */
+int msga__conn_ring(struct msga__conn *c);
 /*
  * rc_poll.c: what both sides' connections do for the engine: drain up to
  * budget completions of the CQ (receives to the owner's on_recv), take an

@@ -31,6 +31,24 @@ char *msga__conn_ctl_payload(struct msga__conn *c)
 						 MSGA__WIRE_HDR_LEN);
 }
 
+/* What a publisher's connection held back (msga__pub_post) goes now. */
+int msga__conn_ring(struct msga__conn *c)
+{
+	int ret;
+
+	if (!c->wrb.n)
+		return 0;
+	if (c->state == MSGA__C_DEAD) {
+		msga__wrb_drop(&c->wrb); /* (its tags go with the rest) */
+		return -ECONNRESET;
+	}
+	ret = msga__wrb_ring(&c->wrb, c->qp);
+	if (!ret)
+		return 0;
+	msga__conn_kill(c, -ret, 1);
+	return -ECONNRESET;
+}
+
 /*
  * Post nwr chained work requests (bytes in the last); the last one carries
  * tag, which says what its buffers are until a later signalled completion
@@ -41,7 +59,7 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal)
 {
-	struct ibv_send_wr *last = &wr[nwr - 1], *bad;
+	struct ibv_send_wr *last = &wr[nwr - 1];
 	int ret;
 
 	for (uint32_t i = 0; i < nwr; i++) {
@@ -62,7 +80,9 @@ int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		c->unsig_tagged = 0;
 	}
 	c->tx_tag[msga__sq_slot(c, last->wr_id)] = tag;
-	ret = ibv_post_send(c->qp, wr, &bad);
+	/* (a publisher's may be held back for one doorbell with later ones) */
+	ret = msga__pub_post(c->pub, &c->wrb, c->qp, wr, c->tx_seq - c->tx_done,
+			     c->sq_depth, c->sig_every);
 	if (ret) {
 		c->tx_tag[msga__sq_slot(c, last->wr_id)] = MSGA__TAG_NONE;
 		msga__conn_kill(c, -ret, 1);

@@ -160,6 +160,20 @@ static int rc_pub_conn_stats(const struct msga_pub *pub, uint32_t idx,
 	return 0;
 }
 
+/*
+ * Ring every connection that holds sends back. A connection that dies at
+ * it is its subscriber's DISCONNECTED event, as at any post: the others
+ * go on, so this never fails.
+ */
+static int rc_pub_doorbell(struct msga_pub *pub)
+{
+	struct msga__list *pos, *tmp;
+
+	msga__list_for_each_safe(pos, tmp, &pub->rc.conns)
+		msga__conn_ring(msga__own_conn(pos));
+	return 0;
+}
+
 const struct msga__pub_ops msga__rc_pub_ops = {
 	.check = rc_pub_check,
 	.open = rc_pub_open,
@@ -178,4 +192,5 @@ const struct msga__pub_ops msga__rc_pub_ops = {
 	.stats = rc_pub_stats,
 	.conn_stats = rc_pub_conn_stats,
 	.flushed = msga__rc_pub_flushed,
+	.doorbell = rc_pub_doorbell,
 };

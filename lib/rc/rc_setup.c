@@ -205,6 +205,7 @@ void msga__conn_free(struct msga__conn *c)
 		c->owner->on_free(c);
 	free(c->rx_slots);
 	free(c->tx_tag);
+	msga__wrb_free(&c->wrb);
 	free(c->names);
 	free(c);
 }

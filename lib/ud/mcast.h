@@ -15,6 +15,7 @@
 
 #include "replay_guard.h"
 #include "internal.h"
+#include "wr_batch.h"
 #include "endpoint.h"
 #include "mcast_map.h"
 #include "reasm.h"
@@ -333,6 +334,7 @@ struct msga__udep {
 	/* send queue (publishers) */
 	uint32_t sq_depth, unsig;
 	uint64_t tx_seq, tx_done;
+	struct msga__wrb wrb;        /* posted but held back (doorbell.h) */
 	int32_t *tx_tag;
 	struct msga__mgroup **tx_dst; /* per send slot: a counted target */
 	/*
@@ -487,6 +489,8 @@ char *msga__udep_hdr_slot(struct msga__udep *ep);
 int msga__udep_post_recv(struct msga__udep *ep, uint32_t idx);
 int msga__udep_drain(struct msga__udep *ep, uint64_t until_ns);
 void msga__udep_kill(struct msga__udep *ep, int status, int notify);
+/* Post what ep holds back (doorbell.h): 0, or -ENETDOWN (ep died). */
+int msga__udep_ring(struct msga__udep *ep);
 void msga__udep_on(struct msga__udep *ep, enum msga__udep_event ev);
 static inline int msga__udep_dead(const struct msga__udep *ep)
 {

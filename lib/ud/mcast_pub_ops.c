@@ -133,6 +133,12 @@ static int upub_conn_stats(const struct msga_pub *pub, uint32_t idx,
 	return 0;
 }
 
+/* One endpoint sends every line's datagrams: ring it. */
+static int mpub_doorbell(struct msga_pub *pub)
+{
+	return pub->ud.ep ? msga__udep_ring(pub->ud.ep) : 0;
+}
+
 const struct msga__pub_ops msga__mcast_pub_ops = {
 	.check = mpub_check,
 	.open = mpub_open,
@@ -148,6 +154,7 @@ const struct msga__pub_ops msga__mcast_pub_ops = {
 	.stats = mpub_stats,
 	.conn_stats = mpub_conn_stats,
 	.flushed = msga__mpub_flushed,
+	.doorbell = mpub_doorbell,
 };
 
 static int upub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
@@ -197,4 +204,5 @@ const struct msga__pub_ops msga__ud_pub_ops = {
 	.stats = mpub_stats,
 	.conn_stats = upub_conn_stats,
 	.flushed = msga__mpub_flushed,
+	.doorbell = mpub_doorbell,
 };

@@ -248,6 +248,23 @@ char *msga__udep_hdr_slot(struct msga__udep *ep)
 	return ep->hdr_buf + (ep->tx_seq % ep->sq_depth) * MSGA__UD_HDR_SLOT;
 }
 
+/* What a publisher's endpoint held back (msga__pub_post) goes now. */
+int msga__udep_ring(struct msga__udep *ep)
+{
+	int ret;
+
+	if (!ep->wrb.n)
+		return 0;
+	if (msga__udep_dead(ep)) {
+		msga__wrb_drop(&ep->wrb); /* (the flush marker retired it) */
+		return -ENETDOWN;
+	}
+	ret = msga__wrb_ring(&ep->wrb, ep->qp);
+	if (ret)
+		msga__udep_kill(ep, -ret, 1);
+	return ret ? -ENETDOWN : 0;
+}
+
 /*
  * Post one datagram: the header already written in this send slot's
  * header buffer, then m->len bytes of data. Inline when it fits; otherwise
@@ -269,7 +286,6 @@ int msga__udep_sendmsg(struct msga__udep *ep, const struct msga__ud_msg *m)
 		.wr.ud = { .ah = g->ah, .remote_qpn = g->qpn,
 			   .remote_qkey = g->qkey },
 	};
-	struct ibv_send_wr *bad;
 	int ret;
 
 	if (m->hdr_len + m->len <= ep->max_inline) {
@@ -283,7 +299,10 @@ int msga__udep_sendmsg(struct msga__udep *ep, const struct msga__ud_msg *m)
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		ep->unsig = 0;
 	}
-	ret = ibv_post_send(ep->qp, &wr, &bad);
+	/* (a publisher's may be held back for one doorbell with later ones) */
+	ret = msga__pub_post(ep->pub, &ep->wrb, ep->qp, &wr,
+			     ep->tx_seq - ep->tx_done, ep->sq_depth,
+			     MSGA__UD_SIG_EVERY);
 	if (ret)
 		return -ret;
 	ep->tx_tag[pos] = tag;
@@ -659,6 +678,9 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 	msga__ud_leave_all(ep);
 	/* Flush the queues: every queued send comes back and frees what it
 	 * held (the endpoint is polled until then). */
+	/* (what is held back goes first, so the marker retires it too) */
+	if (ep->qp)
+		msga__wrb_ring(&ep->wrb, ep->qp);
 	if (ep->qp && !ibv_modify_qp(ep->qp, &(struct ibv_qp_attr){
 				.qp_state = IBV_QPS_ERR }, IBV_QP_STATE) &&
 	    ep->sq_depth)
@@ -696,6 +718,7 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->rx_slots);
 	free(ep->hdr_buf);
 	free(ep->tx_tag);
+	msga__wrb_free(&ep->wrb);
 	free(ep->tx_dst);
 	free(ep->parked);
 	msga__dgram_auth_free(ep);
