@@ -72,6 +72,9 @@ struct opts {
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
 	const char *key_file; /* --key-file: authenticated contexts */
+	int no_stats;       /* --no-stats: MSGA_CTX_NO_STATS contexts */
+	double linger;      /* --linger SEC: the producer's counts, then its
+			     * context open SEC more (msga_stat -p reads it) */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 };
@@ -246,7 +249,9 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 				    .dev_name = o->dev,
 				    .key_file = o->key_file,
 				    .key = o->mac && !o->key_file ? bench_key :
-								   NULL };
+								   NULL,
+				    .flags = o->no_stats ? MSGA_CTX_NO_STATS :
+							   0 };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
 				    .flags = (o->reliable ? MSGA_PUB_RELIABLE : 0) |
@@ -874,6 +879,27 @@ static void producer_idle(void *unused)
 	msga_ctx_poll(prod.ep.ctx, 64);
 }
 
+/*
+ * --linger: what the producer's publisher sent and its subscriber took,
+ * as its own counts say, then its context stays open and polled for SEC
+ * seconds, so that msga_stat -p can be checked against them.
+ */
+static void linger(const struct opts *o)
+{
+	uint64_t until = now_ns() + (uint64_t)(o->linger * 1e9);
+
+	if (o->linger <= 0)
+		return;
+	printf("# counts: sent %llu reflected %llu (pid %d, lingering %.1f s)\n",
+	       (unsigned long long)prod.sent,
+	       (unsigned long long)prod.received, (int)getpid(), o->linger);
+	fflush(stdout);
+	while (now_ns() < until) {
+		msga_ctx_poll(prod.ep.ctx, 64);
+		usleep(1000);
+	}
+}
+
 static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
@@ -902,6 +928,7 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	prod.run_start = prod.bucket_start = now_ns();
 	ret = o->pingpong ? run_pingpong(o, wp, &self) : run_feed(o, &self);
 	write_pp_close(wp);
+	linger(o);
 	close_endpoint(&prod.ep);
 	if (prod.series)
 		fclose(prod.series);
@@ -962,7 +989,11 @@ static void usage(void)
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
-	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n");
+	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n"
+	       "  --no-stats        contexts without live counters\n"
+	       "                    (MSGA_CTX_NO_STATS): their cost, off\n"
+	       "  --linger SEC      the producer prints its counts, then keeps\n"
+	       "                    its context open SEC seconds (msga_stat -p)\n");
 }
 
 /* An IPv4 multicast group whose last byte can take +1. */
@@ -996,6 +1027,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "json", required_argument, NULL, 'J' },
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
+		{ "no-stats", no_argument, NULL, 'N' },
+		{ "linger", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1027,6 +1060,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'J': o->json = optarg; break;
 		case 'k': o->key_file = optarg; break;
 		case 'C': o->series = optarg; break;
+		case 'N': o->no_stats = 1; break;
+		case 'g': o->linger = parse_num(optarg, 0, 3600, "--linger"); break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))
 				o->clock = PERF_CLOCK_AUTO;
