@@ -31,6 +31,7 @@ struct msga__export {
 	uint64_t next_ns;
 	uint32_t id;
 	uint32_t nchild;
+	uint32_t hi;            /* children [hi, nchild) have no slot */
 	struct msga__shm_slot *slot;
 	struct msga__shm_slot *child[];
 };
@@ -65,7 +66,10 @@ static void export_children(struct msga_ctx *ctx, struct msga__export *x,
 {
 	uint64_t rec[MSGA__SHM_PAYLOAD_MAX / 8];
 
-	for (uint32_t i = 0; i < x->nchild; i++) {
+	uint32_t hi = 0;
+
+	/* (up to the children there are, and those that had a slot) */
+	for (uint32_t i = 0; i < x->nchild && (i < n || i < x->hi); i++) {
 		const char *name = NULL;
 		int live = i < n && !get(obj, i, rec, &name);
 
@@ -89,8 +93,10 @@ static void export_children(struct msga_ctx *ctx, struct msga__export *x,
 
 			memcpy(&size, rec, sizeof(size)); /* (size-first) */
 			msga__stat_slot_set(x->child[i], rec, size);
+			hi = i + 1;
 		}
 	}
+	x->hi = hi;
 }
 
 static void export_free(struct msga_ctx *ctx, struct msga__export **xp)
@@ -136,13 +142,24 @@ static void sub_conns_export(struct msga_sub *sub, uint32_t owner,
 {
 	struct msga__export *x = export_get(sub->ctx, &sub->exp_conns,
 					    MSGA__STAT_SUB_CONNS, now);
+	struct msga_line_stats ls = { .size = sizeof(ls) };
+	uint32_t n = 0;
 
+	while (n < MSGA__STAT_SUB_CONNS && !msga__sub_line_at(sub, n, &ls))
+		n++;
 	if (x)
-		export_children(sub->ctx, x, MSGA__SHM_SUB_CONN, owner,
-				MSGA__STAT_SUB_CONNS, sub, line_get);
+		export_children(sub->ctx, x, MSGA__SHM_SUB_CONN, owner, n, sub,
+				line_get);
 }
 
-void msga__sub_export(struct msga_sub *sub, uint64_t now)
+/* Not due (the object's tick runs far more often): nothing to build. */
+static int export_due(const struct msga_ctx *ctx,
+		      const struct msga__export *x, uint64_t now)
+{
+	return ctx->stat_file && (!x || now >= x->next_ns);
+}
+
+static void sub_export_now(struct msga_sub *sub, uint64_t now)
 {
 	struct msga_sub_stats st = { .size = sizeof(st) };
 	struct msga__export *x = export_get(sub->ctx, &sub->exp,
@@ -161,6 +178,12 @@ void msga__sub_export(struct msga_sub *sub, uint64_t now)
 	sub_conns_export(sub, x->id, now);
 }
 
+void msga__sub_export(struct msga_sub *sub, uint64_t now)
+{
+	if (export_due(sub->ctx, sub->exp, now))
+		sub_export_now(sub, now);
+}
+
 void msga__sub_export_free(struct msga_sub *sub)
 {
 	export_free(sub->ctx, &sub->exp_conns);
@@ -177,7 +200,7 @@ static int conn_get(const void *obj, uint32_t idx, void *rec,
 	return msga_pub_conn_stats(obj, idx, cs);
 }
 
-void msga__pub_export(struct msga_pub *pub, uint64_t now)
+static void pub_export_now(struct msga_pub *pub, uint64_t now)
 {
 	struct msga_pub_stats st = { .size = sizeof(st) };
 	struct msga__export *x = export_get(pub->ctx, &pub->exp,
@@ -193,6 +216,12 @@ void msga__pub_export(struct msga_pub *pub, uint64_t now)
 	msga__stat_slot_set(x->slot, &st, sizeof(st));
 	export_children(pub->ctx, x, MSGA__SHM_PUB_CONN, x->id, st.conn_slots,
 			pub, conn_get);
+}
+
+void msga__pub_export(struct msga_pub *pub, uint64_t now)
+{
+	if (export_due(pub->ctx, pub->exp, now))
+		pub_export_now(pub, now);
 }
 
 void msga__pub_export_free(struct msga_pub *pub)
