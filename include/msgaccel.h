@@ -960,6 +960,25 @@ struct msga_sub_stats {
 	/* since 0.10 */
 	uint64_t unlisted_source; /* mcast://?source=: from another sender,
 				   * dropped before anything else */
+	/*
+	 * Since 0.10: the rdma:// connections (msga_line_stats per
+	 * connection; the fields above count mcast:// and ud:// only).
+	 */
+	uint64_t rc_conns;      /* connected now (CONNECTED, not yet gone) */
+	uint64_t rc_msgs, rc_bytes; /* delivered, every connection ever */
+	uint64_t rc_gone_clean; /* DISCONNECTED status 0: publisher's BYE */
+	uint64_t rc_gone_reset; /* -ECONNRESET */
+	uint64_t rc_gone_timeout; /* -ETIMEDOUT: the peer fell silent */
+	uint64_t rc_gone_other; /* any other status (refusals among them) */
+	uint64_t rc_retries;    /* reconnection attempts (MSGA_SUB_NO_RECONNECT
+				 * off) */
+	/*
+	 * Since 0.10: a pattern that matches nothing, every transport:
+	 * rdma:// connections up whose publisher announced no topic the
+	 * pattern matches, plus 1 when mcast:// or ud:// datagrams arrived
+	 * (filtered) but none of a matching topic (streams 0).
+	 */
+	uint64_t unmatched;
 };
 
 struct msga_stream_stats {
@@ -999,13 +1018,21 @@ struct msga_line_stats {
 	uint32_t conn_id;       /* the membership (msga_sub_connect()) */
 	uint64_t first;         /* numbers this line brought first */
 	uint64_t behind;        /* copies it brought after another line */
+	/* Since 0.10: an rdma:// connection (0 for the others) */
+	uint64_t msgs, bytes;   /* delivered on it */
+	uint64_t topics;        /* topics its publisher announced (they
+				 * match the pattern; 0: unmatched) */
+	uint64_t up;            /* 1: connected now */
+	char peer[64];          /* "address:port" it connects to */
 };
 
 /**
  * What membership conn_id (mcast:// or ud://) brought, into *st (set
  * st->size first): numbers it brought first, copies it brought behind
- * another line. 0, or -EINVAL (a NULL pointer, st->size below 0.6's
- * struct), -ENOENT (not a membership of sub, or freed since). Callbacks: yes.
+ * another line; since 0.10 also an rdma:// connection's counters (msgs,
+ * bytes, topics, up, peer). 0, or -EINVAL (a NULL pointer, st->size below
+ * 0.6's struct), -ENOENT (not a membership or connection of sub, or freed
+ * since). Callbacks: yes.
  */
 MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
 				 struct msga_line_stats *st);

@@ -91,6 +91,11 @@ static unsigned long long json_num(const char *s, const char *from,
 	return strtoull(at + strlen(pat), NULL, 10);
 }
 
+/* The first record of kind in out has key == want. */
+#define expect_num(out, kind, key, want)                                  \
+	cr_assert_eq(json_num(out, "\"kind\":\"" kind "\"", key),          \
+		     (unsigned long long)(want), "%s", out)
+
 /* Poll ctxs for ms: the subscriber's tick refreshes its slots. */
 static void poll_for(struct msga_ctx **ctxs, int n, int ms)
 {
@@ -136,16 +141,11 @@ Test(live_stat, msga_stat_p_matches_what_was_delivered, .timeout = 120)
 	poll_for(ctxs, 2, 300); /* (a refresh after the last message) */
 	snprintf(args, sizeof(args), "-p %d -n 1 --json", getpid());
 	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"sub\"", "msgs"), rec.total,
-		     "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"sub\"", "bytes"), rec.bytes,
-		     "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"stream\"", "msgs"), 200,
-		     "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"stream\"", "last_seq"), 200,
-		     "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "msgs"), 200, "%s",
-		     out);
+	expect_num(out, "sub", "msgs", rec.total);
+	expect_num(out, "sub", "bytes", rec.bytes);
+	expect_num(out, "stream", "msgs", 200);
+	expect_num(out, "stream", "last_seq", 200);
+	expect_num(out, "pub", "msgs", 200);
 	/* The table form says the same, and the device. */
 	snprintf(args, sizeof(args), "-p %d -n 1", getpid());
 	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
@@ -243,21 +243,143 @@ Test(live_stat, rc_publisher_and_its_subscribers, .timeout = 90)
 	poll_for(ctxs, 2, 300);
 	snprintf(args, sizeof(args), "-p %d -n 1 --json", getpid());
 	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "msgs"), 50, "%s",
-		     out);
-	cr_assert_eq(json_num(out, "\"kind\":\"pub\"", "subscribers"), 1,
-		     "%s", out);
-	cr_assert_eq(json_num(out, "\"kind\":\"conn\"", "msgs"), 50, "%s",
-		     out);
-	cr_assert_eq(json_num(out, "\"kind\":\"conn\"", "bytes"), 50 * 64,
-		     "%s", out);
+	expect_num(out, "pub", "msgs", 50);
+	expect_num(out, "pub", "subscribers", 1);
+	expect_num(out, "conn", "msgs", 50);
+	expect_num(out, "conn", "bytes", 50 * 64);
 	cr_assert(strstr(out, "\"pattern\":\"rc.*\""), "%s", out);
+	/* The subscriber's side (0.10): its connection and its totals. */
+	expect_num(out, "rc_conn", "msgs", 50);
+	expect_num(out, "rc_conn", "bytes", 50 * 64);
+	expect_num(out, "rc_conn", "topics", 1);
+	expect_num(out, "rc_conn", "up", 1);
+	expect_num(out, "sub", "rc_msgs", 50);
+	expect_num(out, "sub", "rc_conns", 1);
+	expect_num(out, "sub", "unmatched", 0);
 	snprintf(args, sizeof(args), "-p %d -n 1", getpid());
 	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
 	printf("msga_stat -p %d -n 1:\n%s", getpid(), out);
 	fflush(stdout);
+	/* The publisher goes: a DISCONNECTED the totals count, and keep. */
+	msga_pub_destroy(pub);
+	cr_assert(dp_poll_until(ctxs, 2, &rec.disconnected, 1, 20000));
+	{
+		struct msga_sub_stats st = { .size = sizeof(st) };
+
+		cr_assert_eq(msga_sub_stats(sub, &st), 0);
+		cr_assert_eq(st.rc_msgs, 50);
+		cr_assert_eq(st.rc_bytes, 50 * 64);
+		cr_assert_eq(st.rc_gone_clean + st.rc_gone_reset +
+			     st.rc_gone_timeout + st.rc_gone_other, 1);
+	}
+	msga_sub_destroy(sub);
+	msga_ctx_close(ctxs[1]);
+	msga_ctx_close(ctxs[0]);
+}
+
+/*
+ * Issue 36 item 9: a pattern that matches none of its publisher's topics
+ * is visible on the subscriber's side: msga_sub_stats' unmatched, the
+ * connection's topics 0 (msga_sub_line_stats), and msga_stat's figures;
+ * a topic that matches, added later, clears it.
+ */
+Test(live_stat, a_pattern_matching_nothing_is_visible, .timeout = 90)
+{
+	struct msga_ctx *ctxs[2] = { devtest_open_ctx(), devtest_open_ctx() };
+	struct dp_rec pe = { 0 }, rec = { 0 };
+	struct msga_pub *pub = dp_pub(ctxs[0], 0, &pe);
+	struct msga_sub *sub = dp_sub(ctxs[1], "wanted.*", &rec);
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_line_stats ls = { .size = sizeof(ls) };
+	char args[64], out[16384];
+	uint32_t t;
+
+	cr_assert_eq(msga_pub_topic(pub, "other.t", &t), 0);
+	dp_connect(sub, pub, ctxs, 2, 1);
+	cr_assert(dp_poll_until(ctxs, 2, &rec.connected, 1, 10000));
+	poll_for(ctxs, 2, 300);
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	cr_assert_eq(st.rc_conns, 1);
+	cr_assert_eq(st.unmatched, 1);
+	cr_assert_eq(msga_sub_line_stats(sub, rec.last_conn, &ls), 0);
+	cr_assert_eq(ls.up, 1);
+	cr_assert_eq(ls.topics, 0);
+	cr_assert(ls.peer[0]);
+	/* (an id that is no connection of sub: the documented -ENOENT) */
+	cr_assert_eq(msga_sub_line_stats(sub, rec.last_conn + 100, &ls),
+		     -ENOENT);
+	snprintf(args, sizeof(args), "-p %d -n 1 --json", getpid());
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	expect_num(out, "sub", "unmatched", 1);
+	expect_num(out, "rc_conn", "topics", 0);
+	expect_num(out, "pub", "unmatched", 1);
+	snprintf(args, sizeof(args), "-p %d -n 1", getpid());
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert(strstr(out, "unmatched 1"), "%s", out);
+	/* A topic that matches: announced, no longer unmatched. */
+	cr_assert_eq(msga_pub_topic(pub, "wanted.t", &t), 0);
+	dp_send(pub, t, 1, 64, ctxs, 2);
+	cr_assert(dp_poll_until64(ctxs, 2, &rec.total, 1, 10000));
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	cr_assert_eq(st.unmatched, 0);
+	cr_assert_eq(msga_sub_line_stats(sub, rec.last_conn, &ls), 0);
+	cr_assert_eq(ls.topics, 1);
+	cr_assert_eq(ls.msgs, 1);
 	msga_sub_destroy(sub);
 	msga_pub_destroy(pub);
 	msga_ctx_close(ctxs[1]);
 	msga_ctx_close(ctxs[0]);
+}
+
+/* The last line of fp that starts with prefix, into buf; 1 if found. */
+static int read_until(FILE *fp, const char *prefix, char *buf, size_t n)
+{
+	while (fgets(buf, (int)n, fp))
+		if (!strncmp(buf, prefix, strlen(prefix)))
+			return 1;
+	return 0;
+}
+
+/*
+ * Issue 36's test: msga_stat -p against a running msga_feed (over RC,
+ * ping-pong), its figures checked against the feed's own counts: the
+ * feed prints what it sent and what came back, then keeps its context
+ * open (--linger) while msga_stat reads it from outside.
+ */
+Test(live_stat, msga_stat_p_of_a_running_msga_feed, .timeout = 180)
+{
+	unsigned long long sent, reflected;
+	char cmd[512], line[512], args[64], out[16384];
+	int pid, status;
+	FILE *fp;
+
+	snprintf(cmd, sizeof(cmd), "%s --pingpong -n 500 -p 18750 -d %s "
+		 "--linger 8 %s", MSGA_FEED_PATH, devtest_env()->dev,
+		 devtest_env()->addr);
+	fp = popen(cmd, "r");
+	cr_assert(fp);
+	cr_assert(read_until(fp, "# counts:", line, sizeof(line)),
+		  "msga_feed printed no counts");
+	cr_assert_eq(sscanf(line, "# counts: sent %llu reflected %llu (pid %d",
+			    &sent, &reflected, &pid), 3, "%s", line);
+	cr_assert_geq(reflected, 500);
+	/* (its producer's refresh after the last message: a tick or two) */
+	usleep(600000);
+	snprintf(args, sizeof(args), "-p %d -n 1 --json", pid);
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert(strstr(out, "\"stale\":false"), "%s", out);
+	expect_num(out, "pub", "msgs", sent);
+	expect_num(out, "sub", "rc_msgs", reflected);
+	snprintf(args, sizeof(args), "-p %d -n 1", pid);
+	cr_assert_eq(run_stat(args, out, sizeof(out)), 0, "%s", out);
+	printf("msga_feed counts: sent %llu reflected %llu\n"
+	       "msga_stat -p %d -n 1:\n%s", sent, reflected, pid, out);
+	fflush(stdout);
+	/* The feed ends by itself, and its file goes with its context. */
+	while (fgets(line, sizeof(line), fp))
+		;
+	status = pclose(fp);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status), "status %d",
+		  status);
+	cr_assert_eq(files_of(pid), 0);
 }

@@ -72,6 +72,9 @@ struct opts {
 	int no_ring;        /* --no-ring: RC data by SEND/RECV */
 	long vs_write;      /* --vs-write BLOCK: interleave a bare WRITE */
 	const char *key_file; /* --key-file: authenticated contexts */
+	int no_stats;       /* --no-stats: MSGA_CTX_NO_STATS contexts */
+	double linger;      /* --linger SEC: the producer's counts, then its
+			     * context open SEC more (msga_stat -p reads it) */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 	/* --publish MODE: -n messages as fast as MODE lets them go */
@@ -250,7 +253,9 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 				    .dev_name = o->dev,
 				    .key_file = o->key_file,
 				    .key = o->mac && !o->key_file ? bench_key :
-								   NULL };
+								   NULL,
+				    .flags = o->no_stats ? MSGA_CTX_NO_STATS :
+							   0 };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
 				    .flags = (o->reliable ? MSGA_PUB_RELIABLE : 0) |
@@ -1010,6 +1015,27 @@ static void producer_idle(void *unused)
 	msga_ctx_poll(prod.ep.ctx, 64);
 }
 
+/*
+ * --linger: what the producer's publisher sent and its subscriber took,
+ * as its own counts say, then its context stays open and polled for SEC
+ * seconds, so that msga_stat -p can be checked against them.
+ */
+static void linger(const struct opts *o)
+{
+	uint64_t until = now_ns() + (uint64_t)(o->linger * 1e9);
+
+	if (o->linger <= 0)
+		return;
+	printf("# counts: sent %llu reflected %llu (pid %d, lingering %.1f s)\n",
+	       (unsigned long long)prod.sent,
+	       (unsigned long long)prod.received, (int)getpid(), o->linger);
+	fflush(stdout);
+	while (now_ns() < until) {
+		msga_ctx_poll(prod.ep.ctx, 64);
+		usleep(1000);
+	}
+}
+
 static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
@@ -1039,6 +1065,7 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	ret = o->pingpong ? run_pingpong(o, wp, &self) :
 	      o->publish ? run_publish(o, &self) : run_feed(o, &self);
 	write_pp_close(wp);
+	linger(o);
 	close_endpoint(&prod.ep);
 	if (prod.series)
 		fclose(prod.series);
@@ -1106,7 +1133,11 @@ static void usage(void)
 	       "                    every (poll after each send), eagain (poll\n"
 	       "                    on -EAGAIN only), more:N (MSGA_COMMIT_MORE,\n"
 	       "                    a doorbell and a poll every N), adaptive,\n"
-	       "                    adaptive-every (the coalescing default)\n");
+	       "                    adaptive-every (the coalescing default)\n"
+	       "  --no-stats        contexts without live counters\n"
+	       "                    (MSGA_CTX_NO_STATS): their cost, off\n"
+	       "  --linger SEC      the producer prints its counts, then keeps\n"
+	       "                    its context open SEC seconds (msga_stat -p)\n");
 }
 
 /* An IPv4 multicast group whose last byte can take +1. */
@@ -1161,6 +1192,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "series", required_argument, NULL, 'C' },
 		{ "clock", required_argument, NULL, 'K' },
 		{ "publish", required_argument, NULL, 'E' },
+		{ "no-stats", no_argument, NULL, 'N' },
+		{ "linger", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1193,6 +1226,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'k': o->key_file = optarg; break;
 		case 'C': o->series = optarg; break;
 		case 'E': publish_arg(o, optarg); break;
+		case 'N': o->no_stats = 1; break;
+		case 'g': o->linger = parse_num(optarg, 0, 3600, "--linger"); break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))
 				o->clock = PERF_CLOCK_AUTO;

@@ -32,30 +32,6 @@ struct cfile {
 	int stale;
 };
 
-static const char *stat_dir(void)
-{
-	const char *d = getenv("MSGA_STAT_DIR");
-
-	return d && d[0] ? d : MSGA__SHM_DIR;
-}
-
-/* Field 22 of /proc/PID/stat, or 0 if the process is gone. */
-static uint64_t proc_start(int64_t pid)
-{
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return msga__shm_proc_start(buf);
-}
-
 static int cfile_open(struct cfile *f, const char *path)
 {
 	struct stat st;
@@ -80,7 +56,7 @@ static int cfile_open(struct cfile *f, const char *path)
 		munmap(map, f->len);
 		return -EINVAL;
 	}
-	f->stale = !f->h.start_ticks || proc_start(f->h.pid) != f->h.start_ticks;
+	f->stale = !f->h.start_ticks || msga__shm_pid_start(f->h.pid) != f->h.start_ticks;
 	return 0;
 }
 
@@ -105,7 +81,7 @@ static long name_pid(const char *name)
 /* The files of pid (every process: pid 0), up to max; how many. */
 static int files_find(long pid, struct cfile *files, int max)
 {
-	DIR *d = opendir(stat_dir());
+	DIR *d = opendir(msga__shm_dir());
 	struct dirent *e;
 	int n = 0;
 
@@ -117,7 +93,7 @@ static int files_find(long pid, struct cfile *files, int max)
 
 		if (p < 0 || (pid && p != pid))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", stat_dir(), e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", msga__shm_dir(), e->d_name);
 		if (!cfile_open(&files[n], path))
 			n++;
 	}
@@ -139,9 +115,115 @@ static double age_s(const struct cfile *f)
 
 /* ------------------------------------------------------------ printing */
 
+/*
+ * What is printed of each kind of record: its fields, by offset, from the
+ * public stats struct the slot holds (a field the writer's smaller struct
+ * lacks prints as 0), as JSON members and table columns alike.
+ */
+struct field {
+	const char *json;        /* member name */
+	const char *text;        /* column label; NULL: JSON only */
+	uint16_t off, size;      /* in the struct; size 4 or 8 */
+	int hex;                 /* printed in hex in the table */
+};
+
+#define F(type, f, label) \
+	{ #f, label, offsetof(type, f), sizeof(((type *)0)->f), 0 }
+#define FH(type, f, label) \
+	{ #f, label, offsetof(type, f), sizeof(((type *)0)->f), 1 }
+
+#define SUB struct msga_sub_stats
+static const struct field sub_fields[] = {
+	F(SUB, msgs, "msgs"), F(SUB, bytes, "bytes"), F(SUB, gaps, "gaps"),
+	F(SUB, missing, "missing"), F(SUB, dups, "dups"),
+	F(SUB, recovered, "recovered"), F(SUB, unrecoverable, "lost"),
+	F(SUB, naks, "naks"), F(SUB, reads, "reads"),
+	F(SUB, reasm_drops, NULL), F(SUB, filtered, NULL),
+	F(SUB, forged, "forged"), F(SUB, spoofed, "spoofed"),
+	F(SUB, streams, NULL), F(SUB, rc_conns, "conns"),
+	F(SUB, rc_msgs, "rc_msgs"), F(SUB, rc_bytes, "rc_bytes"),
+	F(SUB, rc_gone_clean, NULL), F(SUB, rc_gone_reset, NULL),
+	F(SUB, rc_gone_timeout, NULL), F(SUB, rc_gone_other, NULL),
+	F(SUB, rc_retries, "retries"), F(SUB, unmatched, "unmatched"),
+};
+#undef SUB
+
+#define STREAM struct msga_stream_stats
+static const struct field stream_fields[] = {
+	FH(STREAM, origin, "origin"), F(STREAM, last_seq, "seq"),
+	F(STREAM, msgs, "msgs"), F(STREAM, bytes, NULL),
+	F(STREAM, gaps, "gaps"), F(STREAM, missing, "missing"),
+	F(STREAM, recovered, "recovered"),
+	F(STREAM, unrecoverable, "lost"),
+};
+#undef STREAM
+
+#define PUB struct msga_pub_stats
+static const struct field pub_fields[] = {
+	F(PUB, msgs, "msgs"), F(PUB, bytes, "bytes"),
+	F(PUB, deliveries, NULL), F(PUB, eagain, "eagain"),
+	F(PUB, blocked_ns, NULL), F(PUB, stalls, "stalls"),
+	F(PUB, keepalives, NULL), F(PUB, subscribers, "subs"),
+	F(PUB, unmatched, "unmatched"), F(PUB, gone_clean, "gone_clean"),
+	F(PUB, gone_reset, "gone_reset"),
+	F(PUB, gone_timeout, "gone_timeout"), F(PUB, gone_slow, "gone_slow"),
+	F(PUB, refused_keys, NULL), F(PUB, refused_allow, NULL),
+	F(PUB, refused_limits, NULL), F(PUB, refused_timeout, NULL),
+	F(PUB, naks, "naks"), F(PUB, retransmits, "resent"),
+	F(PUB, lost_sent, NULL), F(PUB, forged, NULL),
+};
+#undef PUB
+
+#define CONN struct msga_pub_conn_stats
+static const struct field conn_fields[] = {
+	F(CONN, msgs, "msgs"), F(CONN, bytes, "bytes"),
+	F(CONN, stalls, "stalls"), F(CONN, held_ns, "held_ns"),
+};
+#undef CONN
+
+#define LINE struct msga_line_stats
+static const struct field line_fields[] = {
+	F(LINE, conn_id, "id"), F(LINE, up, "up"), F(LINE, msgs, "msgs"),
+	F(LINE, bytes, "bytes"), F(LINE, topics, "topics"),
+};
+#undef LINE
+
+/*
+ * Each kind: its JSON name, its owner's kind (NULL: it has none; it is
+ * listed by its own id), what its name is, its fields.
+ */
+struct kind {
+	const char *json, *owner, *name, *indent;
+	const struct field *f;
+	size_t n;
+};
+
+#define K(j, o, nm, ind, tab) { j, o, nm, ind, tab, sizeof(tab) / sizeof(tab[0]) }
+static const struct kind kinds[MSGA__SHM_KIND_MAX + 1] = {
+	[MSGA__SHM_SUB] = K("sub", NULL, "pattern", "  ", sub_fields),
+	[MSGA__SHM_STREAM] = K("stream", "sub", "topic", "    ", stream_fields),
+	[MSGA__SHM_PUB] = K("pub", NULL, "uri", "  ", pub_fields),
+	[MSGA__SHM_PUB_CONN] = K("conn", "pub", "peer", "    ", conn_fields),
+	[MSGA__SHM_SUB_CONN] = K("rc_conn", "sub", "peer", "    ",
+				 line_fields),
+};
+
 /* A record's field if the writer's struct has it, else 0. */
-#define FIELD(rec, len, type, f) \
-	(offsetof(type, f) + sizeof(((type *)0)->f) <= (len) ? (rec)->f : 0)
+static unsigned long long field_get(const void *rec, size_t len,
+				    const struct field *f)
+{
+	uint64_t v64 = 0;
+	uint32_t v32 = 0;
+
+	if ((size_t)f->off + f->size > len)
+		return 0;
+	if (f->size == sizeof(v32)) {
+		memcpy(&v32, (const char *)rec + f->off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, (const char *)rec + f->off, sizeof(v64));
+	return v64;
+}
 
 static void json_str(const char *s)
 {
@@ -156,118 +238,48 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void print_sub(const struct msga__shm_slot *s,
-		      const struct msga_sub_stats *st, int json)
+static void print_json(const struct kind *k, const struct msga__shm_slot *s,
+		       const void *rec)
 {
-	size_t len = s->len;
-#define S(f) ((unsigned long long)FIELD(st, len, struct msga_sub_stats, f))
-	if (json) {
-		printf("{\"kind\":\"sub\",\"id\":%u,\"pattern\":", s->id);
-		json_str(s->name);
-		printf(",\"msgs\":%llu,\"bytes\":%llu,\"gaps\":%llu,"
-		       "\"missing\":%llu,\"dups\":%llu,\"recovered\":%llu,"
-		       "\"unrecoverable\":%llu,\"naks\":%llu,\"reads\":%llu,"
-		       "\"reasm_drops\":%llu,\"forged\":%llu,\"spoofed\":%llu,"
-		       "\"streams\":%llu}",
-		       S(msgs), S(bytes), S(gaps), S(missing), S(dups),
-		       S(recovered), S(unrecoverable), S(naks), S(reads),
-		       S(reasm_drops), S(forged), S(spoofed), S(streams));
-		return;
-	}
-	printf("  sub %-3u %-24s msgs %llu bytes %llu gaps %llu missing %llu "
-	       "dups %llu recovered %llu lost %llu naks %llu reads %llu "
-	       "forged %llu spoofed %llu\n", s->id, s->name, S(msgs),
-	       S(bytes), S(gaps), S(missing), S(dups), S(recovered),
-	       S(unrecoverable), S(naks), S(reads), S(forged), S(spoofed));
-#undef S
+	printf("{\"kind\":\"%s\",\"%s\":%u,\"%s\":", k->json,
+	       k->owner ? k->owner : "id", k->owner ? s->owner : s->id,
+	       k->name);
+	json_str(s->name);
+	for (size_t i = 0; i < k->n; i++)
+		printf(",\"%s\":%llu", k->f[i].json,
+		       field_get(rec, s->len, &k->f[i]));
+	putchar('}');
 }
 
-static void print_stream(const struct msga__shm_slot *s,
-			 const struct msga_stream_stats *st, int json)
+static void print_text(const struct kind *k, const struct msga__shm_slot *s,
+		       const void *rec)
 {
-	size_t len = s->len;
-#define S(f) ((unsigned long long)FIELD(st, len, struct msga_stream_stats, f))
-	if (json) {
-		printf("{\"kind\":\"stream\",\"sub\":%u,\"topic\":", s->owner);
-		json_str(s->name);
-		printf(",\"origin\":%llu,\"last_seq\":%llu,\"msgs\":%llu,"
-		       "\"bytes\":%llu,\"gaps\":%llu,\"missing\":%llu,"
-		       "\"recovered\":%llu,\"unrecoverable\":%llu}",
-		       S(origin), S(last_seq), S(msgs), S(bytes), S(gaps),
-		       S(missing), S(recovered), S(unrecoverable));
-		return;
-	}
-	printf("    stream %-24s origin %016llx seq %llu msgs %llu gaps %llu "
-	       "missing %llu recovered %llu lost %llu\n", s->name, S(origin),
-	       S(last_seq), S(msgs), S(gaps), S(missing), S(recovered),
-	       S(unrecoverable));
-#undef S
-}
+	printf("%s%s", k->indent, k->json);
+	if (!k->owner)
+		printf(" %-3u", s->id);
+	printf(" %-24s", s->name);
+	for (size_t i = 0; i < k->n; i++) {
+		const struct field *f = &k->f[i];
 
-static void print_pub(const struct msga__shm_slot *s,
-		      const struct msga_pub_stats *st, int json)
-{
-	size_t len = s->len;
-#define S(f) ((unsigned long long)FIELD(st, len, struct msga_pub_stats, f))
-	if (json) {
-		printf("{\"kind\":\"pub\",\"id\":%u,\"uri\":", s->id);
-		json_str(s->name);
-		printf(",\"msgs\":%llu,\"bytes\":%llu,\"deliveries\":%llu,"
-		       "\"eagain\":%llu,\"blocked_ns\":%llu,\"stalls\":%llu,"
-		       "\"subscribers\":%llu,\"unmatched\":%llu,"
-		       "\"gone_clean\":%llu,\"gone_reset\":%llu,"
-		       "\"gone_timeout\":%llu,\"gone_slow\":%llu,"
-		       "\"refused\":%llu,\"naks\":%llu,\"retransmits\":%llu,"
-		       "\"lost_sent\":%llu,\"forged\":%llu}",
-		       S(msgs), S(bytes), S(deliveries), S(eagain),
-		       S(blocked_ns), S(stalls), S(subscribers), S(unmatched),
-		       S(gone_clean), S(gone_reset), S(gone_timeout),
-		       S(gone_slow), S(refused_keys) + S(refused_allow) +
-		       S(refused_limits) + S(refused_timeout), S(naks),
-		       S(retransmits), S(lost_sent), S(forged));
-		return;
+		if (f->text)
+			printf(f->hex ? " %s %016llx" : " %s %llu", f->text,
+			       field_get(rec, s->len, f));
 	}
-	printf("  pub %-3u %-24s msgs %llu bytes %llu eagain %llu stalls %llu "
-	       "subs %llu unmatched %llu gone %llu/%llu/%llu/%llu "
-	       "(clean/reset/timeout/slow) naks %llu resent %llu\n", s->id,
-	       s->name, S(msgs), S(bytes), S(eagain), S(stalls),
-	       S(subscribers), S(unmatched), S(gone_clean), S(gone_reset),
-	       S(gone_timeout), S(gone_slow), S(naks), S(retransmits));
-#undef S
-}
-
-static void print_conn(const struct msga__shm_slot *s,
-		       const struct msga_pub_conn_stats *st, int json)
-{
-	size_t len = s->len;
-#define S(f) ((unsigned long long)FIELD(st, len, struct msga_pub_conn_stats, f))
-	if (json) {
-		printf("{\"kind\":\"conn\",\"pub\":%u,\"peer\":", s->owner);
-		json_str(s->name);
-		printf(",\"msgs\":%llu,\"bytes\":%llu,\"stalls\":%llu,"
-		       "\"held_ns\":%llu}", S(msgs), S(bytes), S(stalls),
-		       S(held_ns));
-		return;
-	}
-	printf("    conn %-24s msgs %llu bytes %llu stalls %llu held %llu ns\n",
-	       s->name, S(msgs), S(bytes), S(stalls), S(held_ns));
-#undef S
+	putchar('\n');
 }
 
 static void print_slot(const struct msga__shm_slot *s, const void *payload,
 		       int json, int *first)
 {
-	if (json)
+	const struct kind *k = &kinds[s->kind]; /* (checked: 1 to KIND_MAX) */
+
+	if (json) {
 		printf("%s", *first ? "" : ",");
+		print_json(k, s, payload);
+	} else {
+		print_text(k, s, payload);
+	}
 	*first = 0;
-	if (s->kind == MSGA__SHM_SUB)
-		print_sub(s, payload, json);
-	else if (s->kind == MSGA__SHM_STREAM)
-		print_stream(s, payload, json);
-	else if (s->kind == MSGA__SHM_PUB)
-		print_pub(s, payload, json);
-	else
-		print_conn(s, payload, json);
 }
 
 static void print_file(const struct cfile *f, int json)
@@ -317,7 +329,7 @@ int msga_stat_attach(const struct attach_opts *o)
 		if (!n) {
 			fprintf(stderr, "msga_stat: no msgaccel context %s%ld "
 				"in %s\n", o->pid ? "of pid " : "",
-				o->pid, stat_dir());
+				o->pid, msga__shm_dir());
 			return 1;
 		}
 		if (!o->json && o->clear)

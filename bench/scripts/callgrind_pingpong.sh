@@ -19,6 +19,9 @@
 # MSGA_ROUNDS_BASELINE: another build tree (say, of the commit before a
 # refactoring), measured the same way in the same boot: the before/after
 # figure of a change. Build both without sanitizers (plain ./configure).
+# CG_NO_STATS=1: the current tree once more with msga_feed --no-stats
+# (contexts without live counters, MSGA_CTX_NO_STATS), as the tree
+# "nostats": what the counters' file costs (bench/scripts/stat_cost.sh).
 # N1, N2, MSGA_CG_DEVICES ("dev:addr:transport ...", default: rxe0 only,
 # the ring path; siw takes the same library path).
 # Per process, the inclusive cost per call of the entry points CG_FUNCS
@@ -49,14 +52,16 @@ lib_ir() { # file
 }
 
 one_run() { # tree label dev addr iters port
-	local tree=$1 label=$2 dev=$3 addr=$4 n=$5 port=$6 d f role
+	local tree=$1 label=$2 dev=$3 addr=$4 n=$5 port=$6 d f role extra=
+	[ "$label" = nostats ] && extra=--no-stats
 	d=$out/cg-$label-$dev-$n
 	rm -rf "$d" && mkdir -p "$d"
 	LD_LIBRARY_PATH="$tree/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		timeout 900 valgrind --tool=callgrind --trace-children=yes \
 		--callgrind-out-file="$d/cg.%p" \
 		"$tree/bench/.libs/msga_feed" --pingpong -s 64 -n "$n" \
-		-p "$port" --clock monotonic "$addr" >"$d/stdout" 2>"$d/stderr" ||
+		-p "$port" --clock monotonic $extra "$addr" >"$d/stdout" \
+		2>"$d/stderr" ||
 		{ echo "callgrind_pingpong: $label $dev $n failed (see $d)" >&2; return 1; }
 	# The lower pid is the producer (it forks the consumer).
 	for f in $(ls "$d"/cg.* | sort -t. -k2 -n); do
@@ -79,7 +84,8 @@ in_guest() {
 	: >"$out/calls.tsv"
 	for spec in $MSGA_VM_DEVICES; do
 		IFS=: read -r dev addr tr <<<"$spec"
-		for label in current ${baseline:+baseline}; do
+		for label in current ${baseline:+baseline} \
+			${CG_NO_STATS:+nostats}; do
 			tree=$builddir
 			[ "$label" = baseline ] && tree=$baseline
 			for n in "$N1" "$N2"; do
@@ -106,17 +112,12 @@ command -v valgrind >/dev/null || { echo "callgrind_pingpong: valgrind is needed
 MSGA_VM_RODIRS="${MSGA_VM_RODIRS:-} $baseline" bench_in_vm callgrind_pingpong \
 	"$out" 3000 "$here/callgrind_pingpong.sh" \
 	MSGA_VM_DEVICES="${MSGA_CG_DEVICES:-rxe0:198.18.0.1:RoCE}" \
-	N1="$N1" N2="$N2" CG_FUNCS="$CG_FUNCS" MSGA_ROUNDS_BASELINE="$baseline"
+	N1="$N1" N2="$N2" CG_FUNCS="$CG_FUNCS" MSGA_ROUNDS_BASELINE="$baseline" \
+	CG_NO_STATS="${CG_NO_STATS:-}"
 
 # per tree, device and role: (Ir(N2) - Ir(N1)) / (N2 - N1)
 echo "tree	device	role	lib instructions per round trip (spin and ticks in it)"
-awk -F'\t' -v n1="$N1" -v n2="$N2" '
-	{ ir[$1 "\t" $2 "\t" $3, $4] = $5; key[$1 "\t" $2 "\t" $3] = 1 }
-	END {
-		for (k in key)
-			if ((k, n1) in ir && (k, n2) in ir)
-				printf "%s\t%.0f\n", k, (ir[k, n2] - ir[k, n1]) / (n2 - n1)
-	}' "$out/callgrind.tsv" | sort
+bench_cg_per_trip "$out/callgrind.tsv" "$N1" "$N2"
 echo
 echo "per call, the N2 run (inclusive Ir: library, provider and, for a"
 echo "delivery, the program's callback; exact, no spin in it):"

@@ -86,3 +86,18 @@ bench_pair_json() {
        median: ($ok | map(.[$b].med / .[$a].med) | median | r3),
        p99: ($ok | map(.[$b].p99 / .[$a].p99) | median | r3)}}' "$3"
 }
+
+# bench_cg_per_trip TSV N1 N2: from callgrind_pingpong.sh's callgrind.tsv
+# (tree, device, role, iters, Ir), per tree, device and role the
+# instructions per round trip, (Ir(N2) - Ir(N1)) / (N2 - N1): set-up and
+# teardown cancel.
+bench_cg_per_trip() {
+	awk -F'\t' -v n1="$2" -v n2="$3" '
+		{ ir[$1 "\t" $2 "\t" $3, $4] = $5; key[$1 "\t" $2 "\t" $3] = 1 }
+		END {
+			for (k in key)
+				if ((k, n1) in ir && (k, n2) in ir)
+					printf "%s\t%.1f\n", k,
+					       (ir[k, n2] - ir[k, n1]) / (n2 - n1)
+		}' "$1" | sort
+}

@@ -255,15 +255,29 @@ struct msga__sub_ops {
 	int (*hold)(const struct msga_msg *msg, struct msga__rxslot *slot);
 	void (*release)(const struct msga_msg *msg,
 			struct msga__rxslot *slot);
-	/* msga_sub_line_stats: 0, or -ENOENT when conn_id is none of this
+	/* msga_sub_line_stats: its fields into st (whole struct, zeroed by
+	 * the caller), 0, or -ENOENT when conn_id is none of this
 	 * transport's lines (NULL: the transport has no lines) */
 	int (*line)(const struct msga_sub *sub, uint32_t conn_id,
-		    uint64_t *first, uint64_t *behind);
+		    struct msga_line_stats *st);
+	/* (0.10) the same for its connection at idx, 0 up, in any order
+	 * but stable between calls that change nothing: the live counters
+	 * list them; -ENOENT past the last (NULL: none to list) */
+	int (*line_at)(const struct msga_sub *sub, uint32_t idx,
+		       struct msga_line_stats *st);
+	/* (0.10) its own fields of msga_sub_stats into st (NULL: none) */
+	void (*stats)(const struct msga_sub *sub, struct msga_sub_stats *st);
 };
 
 /* Ask each transport for conn_id's line (subscriber.c): 0 or -ENOENT. */
 int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
-		   uint64_t *first, uint64_t *behind);
+		   struct msga_line_stats *st);
+/* Line idx of every transport's listable lines together: 0 or -ENOENT. */
+int msga__sub_line_at(const struct msga_sub *sub, uint32_t idx,
+		      struct msga_line_stats *st);
+/* Every transport's own fields of msga_sub_stats into st. */
+void msga__sub_stats_more(const struct msga_sub *sub,
+			  struct msga_sub_stats *st);
 
 /* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
  * (mcast_sub_ops.c). */
@@ -283,6 +297,7 @@ struct msga_sub {
 	uint32_t flags;
 	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
 	struct msga__export *exp;      /* live counters (stat_export.c) */
+	struct msga__export *exp_conns; /* ... its rdma:// connections' */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

@@ -55,6 +55,9 @@ MSGA_API int msga_sub_stats(const struct msga_sub *sub,
 	st.far_ahead = all.far_ahead;
 	st.probation = sub->ud.streams.nprob;
 	st.probation_evicted = sub->ud.streams.prob_evicted;
+	/* (datagrams came, of no topic the pattern matches) */
+	st.unmatched = st.filtered && !st.streams;
+	msga__sub_stats_more(sub, &st);
 	memcpy(out, &st, st.size);
 	return 0;
 }
@@ -66,8 +69,7 @@ MSGA_API int msga_sub_line_stats(const struct msga_sub *sub, uint32_t conn_id,
 
 	if (!sub || !out || out->size < LINE_STATS_MIN)
 		return -EINVAL;
-	/* no such membership (an RC connection has none): -ENOENT */
-	if (msga__sub_line(sub, conn_id, &st.first, &st.behind))
+	if (msga__sub_line(sub, conn_id, &st))
 		return -ENOENT;
 	st.size = size_for(out->size, sizeof(st));
 	memcpy(out, &st, st.size);

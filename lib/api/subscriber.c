@@ -259,15 +259,34 @@ MSGA_API int msga_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 }
 
 int msga__sub_line(const struct msga_sub *sub, uint32_t conn_id,
-		   uint64_t *first, uint64_t *behind)
+		   struct msga_line_stats *st)
 {
 	int ret = -ENOENT;
 
 	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
 		if (sub_transports[i]->line)
-			ret = sub_transports[i]->line(sub, conn_id, first,
-						      behind);
+			ret = sub_transports[i]->line(sub, conn_id, st);
 	return ret;
+}
+
+/* (one transport lists its lines today: rdma://; the first with any) */
+int msga__sub_line_at(const struct msga_sub *sub, uint32_t idx,
+		      struct msga_line_stats *st)
+{
+	int ret = -ENOENT;
+
+	for (size_t i = 0; i < SUB_NTRANSPORTS && ret == -ENOENT; i++)
+		if (sub_transports[i]->line_at)
+			ret = sub_transports[i]->line_at(sub, idx, st);
+	return ret;
+}
+
+void msga__sub_stats_more(const struct msga_sub *sub,
+			  struct msga_sub_stats *st)
+{
+	for (size_t i = 0; i < SUB_NTRANSPORTS; i++)
+		if (sub_transports[i]->stats)
+			sub_transports[i]->stats(sub, st);
 }
 
 /* The table of the transport a held message came by. */

@@ -38,6 +38,10 @@ static inline void msga__list_del(struct msga__list *n)
 	n->next = n->prev = n;
 }
 
+/* Iterate where the body deletes nothing. */
+#define msga__list_for_each(pos, head) \
+	for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
+
 /* Iterate where the body may delete the current node. */
 #define msga__list_for_each_safe(pos, tmp, head) \
 	for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \

@@ -26,28 +26,6 @@ struct msga__stat_file {
 
 static unsigned stat_files_made; /* (atomic: contexts open in any thread) */
 
-/* Field 22 of /proc/self/stat: when this process started, in ticks. */
-static uint64_t start_ticks(void)
-{
-	char buf[1024];
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return msga__shm_proc_start(buf);
-}
-
-const char *msga__stat_dir(void)
-{
-	const char *d = getenv("MSGA_STAT_DIR");
-
-	return d && d[0] ? d : MSGA__SHM_DIR;
-}
-
 static void hdr_fill(struct msga_ctx *ctx, struct msga__shm_hdr *h)
 {
 	struct timespec ts;
@@ -57,7 +35,7 @@ static void hdr_fill(struct msga_ctx *ctx, struct msga__shm_hdr *h)
 	h->slot_bytes = MSGA__SHM_SLOT_BYTES;
 	h->nslots = MSGA__SHM_SLOTS;
 	h->pid = getpid();
-	h->start_ticks = start_ticks();
+	h->start_ticks = msga__shm_pid_start(0);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h->opened_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	h->interval_ns = MSGA__STAT_INTERVAL_NS;
@@ -78,7 +56,7 @@ int msga__stat_file_open(struct msga_ctx *ctx)
 
 	if (!sf)
 		return -ENOMEM;
-	snprintf(sf->path, sizeof(sf->path), "%s/%s%d.%u", msga__stat_dir(),
+	snprintf(sf->path, sizeof(sf->path), "%s/%s%d.%u", msga__shm_dir(),
 		 MSGA__SHM_PREFIX, (int)getpid(), n);
 	fd = open(sf->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		  0600);

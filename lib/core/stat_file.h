@@ -15,8 +15,6 @@ struct msga_ctx;
 /* How often an object refreshes its slots, on its context's ticks. */
 #define MSGA__STAT_INTERVAL_NS 200000000u
 
-/* The directory of the files: $MSGA_STAT_DIR, else /dev/shm. */
-const char *msga__stat_dir(void);
 /*
  * Make ctx's file (ctx->stat_file): 0, or a negative errno recorded on
  * ctx (the context goes on without live counters).

@@ -2,10 +2,13 @@
 /*
  * stat_shm.c - reading a live-counters file (stat_shm.h): the checks a
  * reader makes on what another process wrote, and the seqlock's reader
- * side. Pure: no I/O, the caller maps the file.
+ * side. No I/O but /proc/PID/stat's one line (msga__shm_pid_start): the
+ * caller maps the file.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stat_shm.h"
@@ -92,4 +95,30 @@ uint64_t msga__shm_proc_start(const char *stat_text)
 			 "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
 		return 0;
 	return t;
+}
+
+uint64_t msga__shm_pid_start(int64_t pid)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	size_t n;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return msga__shm_proc_start(buf);
+}
+
+const char *msga__shm_dir(void)
+{
+	const char *d = getenv("MSGA_STAT_DIR");
+
+	return d && d[0] ? d : MSGA__SHM_DIR;
 }

@@ -45,7 +45,9 @@ enum msga__shm_kind {
 	MSGA__SHM_STREAM = 2,   /* struct msga_stream_stats of owner's sub */
 	MSGA__SHM_PUB = 3,      /* struct msga_pub_stats; name: the uri */
 	MSGA__SHM_PUB_CONN = 4, /* struct msga_pub_conn_stats of owner's pub */
-	MSGA__SHM_KIND_MAX = 4,
+	MSGA__SHM_SUB_CONN = 5, /* struct msga_line_stats: an rdma://
+				 * connection of owner's sub; name: peer */
+	MSGA__SHM_KIND_MAX = 5,
 };
 
 /* The header: written once at open, but for updated_ns and the counts. */
@@ -105,6 +107,14 @@ int msga__shm_slot_read(const void *map, const struct msga__shm_hdr *h,
  * started, in clock ticks; 0 if the text is not such a line.
  */
 uint64_t msga__shm_proc_start(const char *stat_text);
+/*
+ * The same read from /proc/PID/stat (pid 0: this process's): the one I/O
+ * in this file, which the writer (its header's start_ticks) and the
+ * reader (is the writer still that process?) share. 0 if it is gone.
+ */
+uint64_t msga__shm_pid_start(int64_t pid);
+/* The directory of the files: $MSGA_STAT_DIR, else /dev/shm. */
+const char *msga__shm_dir(void);
 
 /* The writer's side of a slot's seqlock, around a change of it. */
 static inline void msga__shm_write_begin(struct msga__shm_slot *s)

@@ -169,6 +169,8 @@ struct msga__conn {
 
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];
+	uint32_t rx_topics;            /* names announced (rc_sub_stats.c) */
+	uint64_t rx_msgs, rx_bytes;    /* delivered */
 	struct msga__rsbuf *rs;        /* reassembly of fragmented messages */
 	struct msga__list rs_held;     /* held reassembled messages */
 	struct msga__list rs_idle;     /* released ones, for reuse */
@@ -511,5 +513,16 @@ int msga__sub_ring_poll(struct msga__conn *c, int budget);
 int msga__rc_hold(const struct msga_msg *msg, struct msga__rxslot *slot);
 void msga__rc_release(const struct msga_msg *msg, struct msga__rxslot *slot);
 void msga__rs_free_all(struct msga__conn *c);
+/*
+ * rc_sub_stats.c (0.10): a subscriber's connections' counters, for
+ * msga_sub_line_stats, msga_sub_stats and the live counters (the table's
+ * line, line_at and stats); a connection's, kept when it goes.
+ */
+int msga__rc_sub_line(const struct msga_sub *sub, uint32_t conn_id,
+		      struct msga_line_stats *st);
+int msga__rc_sub_line_at(const struct msga_sub *sub, uint32_t idx,
+			 struct msga_line_stats *st);
+void msga__rc_sub_stats(const struct msga_sub *sub, struct msga_sub_stats *st);
+void msga__rc_sub_count_gone(struct msga__conn *c, int status, int notify);
 
 #endif

@@ -45,6 +45,11 @@ struct msga__sub_rc {
 	/* connections waiting to try again (0.10, rc_sub_retry.c) */
 	struct msga__list retries;
 	uint64_t rand;                 /* their jitter's state */
+	/* connections gone: what they delivered, why they went, and the
+	 * tries made again (0.10, rc_sub_stats.c: msga_sub_stats) */
+	uint64_t gone_msgs, gone_bytes;
+	uint64_t gone_clean, gone_reset, gone_timeout, gone_other;
+	uint64_t retries_made;
 };
 
 #endif

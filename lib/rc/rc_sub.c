@@ -24,6 +24,7 @@ static void sub_conn_gone(struct msga__conn *c, int status, int notify)
 {
 	msga__ring_unregister(c);
 	msga__srq_conn_error(c);
+	msga__rc_sub_count_gone(c, status, notify);
 	msga__rc_retry_gone(c, status, notify); /* (0.10: try again?) */
 }
 
@@ -133,5 +134,8 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 /* A try of r's connection (0.10): its failure was told already. */
 int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r)
 {
-	return conn_start(sub, r->peer, &r->ss, r->id, r, 1);
+	int ret = conn_start(sub, r->peer, &r->ss, r->id, r, 1);
+
+	sub->rc.retries_made++;
+	return ret;
 }

@@ -91,4 +91,7 @@ const struct msga__sub_ops msga__rc_sub_ops = {
 	.free = rc_sub_free,
 	.hold = msga__rc_hold,
 	.release = msga__rc_release,
+	.line = msga__rc_sub_line,
+	.line_at = msga__rc_sub_line_at,
+	.stats = msga__rc_sub_stats,
 };

@@ -37,6 +37,8 @@ static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
 	msg.rx_time_ns = msga__rx_clock_unique(&c->ctx->rx_clock, now_ns);
 	c->cur = slot;
 	c->cur_stamp = msg.rx_time_ns;
+	c->rx_msgs++;
+	c->rx_bytes += len;
 	c->sub->on_msg(&msg, c->sub->user);
 	c->cur = NULL;
 	return 0;
@@ -157,6 +159,7 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		/* (an embedded NUL would leave a valid-looking prefix) */
 		if (strlen(name) != h->len || msga__topic_check(name))
 			return -EPROTO;
+		c->rx_topics += !c->names[h->topic][0];
 		memcpy(c->names[h->topic], name, h->len + 1);
 		return 0;
 	}

@@ -575,7 +575,7 @@ void msga__msub_stream_event(struct msga__udep *ep,
 void msga__msub_stop(struct msga__udep *ep, int status);
 struct msga__udep *msga__msub_mship(struct msga_sub *sub, uint32_t conn_id);
 int msga__msub_line(const struct msga_sub *sub, uint32_t conn_id,
-		    uint64_t *first, uint64_t *behind);
+		    struct msga_line_stats *st);
 
 /* mcast_repair.c */
 int msga__mrep_init(struct msga_sub *sub);

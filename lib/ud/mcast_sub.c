@@ -705,7 +705,7 @@ void msga__msub_fini(struct msga_sub *sub)
  * answers until it is freed.
  */
 int msga__msub_line(const struct msga_sub *sub, uint32_t conn_id,
-		    uint64_t *first, uint64_t *behind)
+		    struct msga_line_stats *st)
 {
 	struct msga__list *pos, *tmp;
 
@@ -714,8 +714,8 @@ int msga__msub_line(const struct msga_sub *sub, uint32_t conn_id,
 
 		if (ep->id != conn_id)
 			continue;
-		*first = ep->line_first;
-		*behind = ep->line_behind;
+		st->first = ep->line_first;
+		st->behind = ep->line_behind;
 		return 0;
 	}
 	return -ENOENT;
