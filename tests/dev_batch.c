@@ -50,7 +50,7 @@ static void wait_subscribed(struct bed *b, enum kind k)
 			  dp_uri((uint16_t)port);
 	uint64_t end = dp_now_ms() + 10000;
 
-	cr_assert_geq(msga_sub_connect(b->sub, uri), 0);
+	cr_assert_eq(msga_sub_connect(b->sub, uri, NULL), 0);
 	if (k == MCAST || k == MCAST_REL) {
 		cr_assert(dp_poll_until(b->ctx, 2, &b->ev.connected, 1, 10000),
 			  "the publisher never joined");
@@ -98,7 +98,7 @@ static void bed_close(struct bed *b)
 static void send_flags(struct bed *b, unsigned int flags, int by_claim)
 {
 	char buf[LEN];
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	int ret;
 
 	b->seq++;
@@ -217,7 +217,7 @@ Test(batch, documented_errors, .timeout = 60)
 	struct msga_ctx *ctx = devtest_open_ctx();
 	struct dp_rec ev = { 0 };
 	struct msga_pub *pub = dp_pub(ctx, MSGA_PUB_NO_COALESCE, &ev);
-	struct msga_claim c;
+	struct msga_claim c = { .size = sizeof(c) };
 	uint32_t t;
 
 	cr_assert_eq(msga_pub_topic(pub, "e", &t), 0);
