@@ -671,6 +671,8 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 		/* reported by the next poll */
 		ep->death_report = status ? status : -EIO;
 	}
+	if (ep->cb && ep->cb->on_end)
+		ep->cb->on_end(ep, status, notify);
 }
 
 void msga__udep_free(struct msga__udep *ep)
@@ -698,6 +700,7 @@ void msga__udep_free(struct msga__udep *ep)
 	free(ep->tx_tag);
 	free(ep->tx_dst);
 	free(ep->parked);
+	free(ep->retry); /* (a record no retry took: ud_unicast.c) */
 	msga__dgram_auth_free(ep);
 	free(ep);
 }
