@@ -365,6 +365,11 @@ struct msga__udep {
 	struct msga__mgroup *groups;
 	uint32_t ngroups;
 
+	/* the address of ?bind= (has_bind): its joins, and since 0.10 its
+	 * READ repair connections (mcast_read.c), go from there */
+	struct sockaddr_storage bind;
+	int has_bind;
+
 	/* unicast UD (ud_unicast.c) */
 	int unicast;
 	struct msga__mgroup peer;    /* subscriber: the publisher's QP */

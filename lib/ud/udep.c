@@ -81,9 +81,11 @@ static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 	struct sockaddr_storage local;
 	int ret = 0;
 
-	if (at)
+	if (at) {
 		local = *at;
-	else
+		ep->bind = *at;
+		ep->has_bind = 1;
+	} else
 		ret = msga__ctx_local_addr(ctx, &local);
 
 	if (ret)
