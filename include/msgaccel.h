@@ -618,8 +618,9 @@ enum msga_sub_flags {
 	 */
 	MSGA_SUB_RECOVERY_BOUND = 1u << 8,
 	/*
-	 * Since 0.10, rdma://: do not reconnect. By default a connection
-	 * whose publisher is not up yet, goes away or restarts is tried
+	 * Since 0.10, rdma:// and ud://: do not reconnect. By default a
+	 * connection (a ud:// membership) whose publisher is not up yet,
+	 * goes away or restarts is tried
 	 * again on the same conn_id, with a backoff (10 ms doubling to 1 s,
 	 * jittered), until it connects again or msga_sub_disconnect() ends
 	 * it (msga_sub_connect(3), RECONNECT). With this flag a connection

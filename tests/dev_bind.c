@@ -288,6 +288,64 @@ Test(bind, publisher_and_subscriber_join_on_the_bound_address, .timeout = 120)
 	rig_down(&r);
 }
 
+/*
+ * Whether the kernel lists a connection-mode rdma_cm id (port space TCP:
+ * a READ connection, not a UD membership) with addr as its source:
+ * `rdma resource show cm_id` (iproute2) sees every id on the host. The
+ * listing goes to the test's log.
+ */
+static int tcp_cm_id_from(const char *addr)
+{
+	FILE *f = popen("rdma resource show cm_id 2>&1", "r");
+	char want[96], line[1024];
+	int found = 0;
+
+	cr_assert_not_null(f, "rdma resource show cm_id");
+	snprintf(want, sizeof(want), "src-addr %s:", addr);
+	while (fgets(line, sizeof(line), f)) {
+		cr_log_info("%s", line);
+		found |= strstr(line, want) && strstr(line, "ps TCP");
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * A membership joined on ?bind=ADDR reads from a reliable publisher's
+ * ring from ADDR too (0.10; before, from the context's address, and no
+ * TCP id had the alias as its source): its READ connection's rdma_cm id
+ * has the alias address as its source.
+ */
+Test(bind, read_repair_goes_from_the_bound_address, .timeout = 120)
+{
+	const char *alias;
+	struct seen s = { 0 };
+	struct msga_sub *sub;
+	uint64_t end;
+	struct rig r;
+	int found = 0;
+
+	if (iwarp_refuses_options())
+		return;
+	alias = need_env("MSGA_TEST_ALIAS_ADDR");
+	memset(&r, 0, sizeof(r));
+	r.ctx[0] = devtest_open_ctx();
+	r.ctx[1] = devtest_open_ctx();
+	r.pub = dp_pub_at(r.ctx[0], uri_with(""), MSGA_PUB_RELIABLE, &r.pe);
+	cr_assert(dp_poll_until(r.ctx, 2, &r.pe.connected, 1, 10000),
+		  "the publisher did not join");
+	cr_assert_eq(msga_pub_topic(r.pub, TOPIC, &r.t), 0);
+	sub = sub_depth(r.ctx[1], 0, &s);
+	join(&r, sub, uri_with(opt_addr("bind", alias)), &s);
+	/* a stream's first datagram names the READ endpoint: it connects */
+	for (end = dp_now_ms() + 20000; !found && dp_now_ms() < end;) {
+		real_send(&r, 1, &s);
+		found = tcp_cm_id_from(alias);
+	}
+	cr_expect(found, "no READ connection from %s", alias);
+	rig_down(&r);
+}
+
 Test(bind, an_address_elsewhere_is_refused, .timeout = 120)
 {
 	const char *all = getenv("MSGA_TEST_ALL_DEVICES");

@@ -139,8 +139,9 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	sub->ud.rx_depth = rx_depth;
 	msga__list_init(&sub->rc.conns);
-	msga__list_init(&sub->rc.retries);
+	msga__retries_init(&sub->rc.retries);
 	msga__list_init(&sub->ud.mships);
+	msga__retries_init(&sub->ud.retries);
 	msga__ep_add(ctx, &sub->eng, &sub_ep_ops, 0);
 	*subp = sub;
 	return 0;

@@ -115,7 +115,7 @@ struct msga__conn {
 	uint64_t nudge_at;             /* subscriber: next nudge if not */
 	/* subscriber (0.10): its reconnection's record (rc_sub_retry.c),
 	 * and whether it is a retry whose failure was told already */
-	struct msga__rc_retry *retry;
+	struct msga__retry *retry;
 	int quiet_fail;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -469,29 +469,14 @@ static inline int msga__topic_bit(const struct msga__conn *c, uint32_t t)
 int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 			 const struct sockaddr_storage *ss, uint32_t *id);
 /*
- * rc_sub_retry.c: reconnection (0.10). One record per conn_id that may
- * be tried again: made with its connection, on sub->rc.retries while it
- * waits for its try. msga__rc_sub_retry (rc_sub.c) makes the try's
+ * rc_sub_retry.c: reconnection (0.10). A connection's record
+ * (lib/core/retry.h) waits on sub->rc.retries once it ended for a reason
+ * that may pass. msga__rc_sub_retry (rc_sub.c) makes the try's
  * connection (its conn_id, quiet about a failure already told): 0, or
  * -errno when it could not start (the record stays the caller's).
  */
-struct msga__rc_retry {
-	struct msga__list node;        /* sub->rc.retries, while waiting */
-	uint32_t id;
-	uint64_t due, backoff;         /* ns */
-	struct sockaddr_storage ss;
-	char peer[64];                 /* as the connection names it */
-};
-struct msga__rc_retry *msga__rc_retry_new(const char *peer,
-					  const struct sockaddr_storage *ss);
 void msga__rc_retry_gone(struct msga__conn *c, int status, int notify);
-struct msga__rc_retry *msga__rc_retry_due(struct msga_sub *sub, uint64_t now,
-					  uint64_t *next);
-void msga__rc_retry_again(struct msga_sub *sub, struct msga__rc_retry *r,
-			  uint64_t now);
-int msga__rc_retry_cancel(struct msga_sub *sub, uint32_t conn_id);
-void msga__rc_retry_free_all(struct msga_sub *sub);
-int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r);
+int msga__rc_sub_retry(struct msga_sub *sub, struct msga__retry *r);
 /*
  * rc_sub_ep.c: everything that arrived (the ring's records, then the CQ
  * when due), up to budget: the subscriber's drain.

@@ -14,6 +14,7 @@
 
 #include "msgaccel.h"
 #include "list.h"
+#include "retry.h"
 
 struct msga__conn;
 struct msga__srq;
@@ -43,8 +44,7 @@ struct msga__sub_rc {
 	struct msga__srq *srq;         /* of SEND/RECV connections (srq.h) */
 	int no_srq;                    /* the device has none */
 	/* connections waiting to try again (0.10, rc_sub_retry.c) */
-	struct msga__list retries;
-	uint64_t rand;                 /* their jitter's state */
+	struct msga__retries retries;
 	/* connections gone: what they delivered, why they went, and the
 	 * tries made again (0.10, rc_sub_stats.c: msga_sub_stats) */
 	uint64_t gone_msgs, gone_bytes;

@@ -52,7 +52,7 @@ static const struct msga__conn_owner_ops sub_owner = {
  */
 static int conn_start(struct msga_sub *sub, const char *peer,
 		      const struct sockaddr_storage *ss, uint32_t conn_id,
-		      struct msga__rc_retry *r, int quiet)
+		      struct msga__retry *r, int quiet)
 {
 	struct msga__conn_geom geom = {
 		MSGA__SUB_RX_DEPTH, MSGA__DATA_SLOT, MSGA__SUB_SQ_DEPTH,
@@ -114,11 +114,11 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 			 const struct sockaddr_storage *ss, uint32_t *id)
 {
 	const char *peer = uri + strlen("rdma://");
-	struct msga__rc_retry *r = NULL;
+	struct msga__retry *r = NULL;
 	int ret;
 
 	if (!(sub->flags & MSGA_SUB_NO_RECONNECT)) {
-		r = msga__rc_retry_new(peer, ss);
+		r = msga__retry_new(peer, ss);
 		if (!r)
 			return -ENOMEM;
 	}
@@ -132,7 +132,7 @@ int msga__rc_sub_connect(struct msga_sub *sub, const char *uri,
 }
 
 /* A try of r's connection (0.10): its failure was told already. */
-int msga__rc_sub_retry(struct msga_sub *sub, struct msga__rc_retry *r)
+int msga__rc_sub_retry(struct msga_sub *sub, struct msga__retry *r)
 {
 	int ret = conn_start(sub, r->peer, &r->ss, r->id, r, 1);
 

@@ -31,18 +31,18 @@ static int rc_sub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 		msga__conn_kill(c, 0, 0);
 		return 0;
 	}
-	return msga__rc_retry_cancel(sub, conn_id); /* (waiting: 0.10) */
+	return msga__retry_cancel(&sub->rc.retries, conn_id); /* (waiting: 0.10) */
 }
 
 /* The reconnections due (rc_sub_retry.c); when the next one is. */
 static uint64_t rc_sub_tick(struct msga_sub *sub, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
-	struct msga__rc_retry *r;
+	struct msga__retry *r;
 
-	while ((r = msga__rc_retry_due(sub, now, &next)))
+	while ((r = msga__retry_due(&sub->rc.retries, now, &next)))
 		if (msga__rc_sub_retry(sub, r))
-			msga__rc_retry_again(sub, r, now);
+			msga__retry_wait(&sub->rc.retries, r, 0, now);
 	/* (one put back is due later: the walk that ends the loop saw it,
 	 * and every other, for next) */
 	return next;
@@ -80,7 +80,7 @@ static void rc_sub_free(struct msga_sub *sub)
 	}
 	/* after every QP attached to it is gone */
 	msga__srq_destroy(sub->rc.srq);
-	msga__rc_retry_free_all(sub);
+	msga__retry_free_all(&sub->rc.retries);
 }
 
 const struct msga__sub_ops msga__rc_sub_ops = {

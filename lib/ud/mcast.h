@@ -294,6 +294,8 @@ struct msga__udep_cb {
 	void (*on_cm)(struct msga__udep *ep, const struct rdma_cm_event *ev);
 	/* The owner's timers; returns when next due (UINT64_MAX: never). */
 	uint64_t (*tick)(struct msga__udep *ep, uint64_t now_ns);
+	/* A membership ended (msga__udep_kill): notify as the kill's. */
+	void (*on_end)(struct msga__udep *ep, int status, int notify);
 };
 
 struct msga__udep {
@@ -365,6 +367,11 @@ struct msga__udep {
 	struct msga__mgroup *groups;
 	uint32_t ngroups;
 
+	/* the address of ?bind= (has_bind): its joins, and since 0.10 its
+	 * READ repair connections (mcast_read.c), go from there */
+	struct sockaddr_storage bind;
+	int has_bind;
+
 	/* unicast UD (ud_unicast.c) */
 	int unicast;
 	struct msga__mgroup peer;    /* subscriber: the publisher's QP */
@@ -373,6 +380,11 @@ struct msga__udep {
 	uint64_t nonce;              /* subscriber: names our SUBSCRIBEs */
 	uint64_t cookie;             /* subscriber: the publisher's, 0 none */
 	uint64_t started_ns, next_tx_ns, last_heard_ns;
+	/* subscriber (0.10): its reconnection record (NULL: none, or
+	 * waiting on sub->ud.retries), whether it was subscribed, and
+	 * whether a failure of it was told already (a retry's) */
+	struct msga__retry *retry;
+	int was_ready, quiet_fail;
 	/* publisher: the cookies' secret, and what was refused */
 	uint8_t cookie_key[16];
 	uint64_t cookies_sent, cookies_bad, source_full, dests_full;
@@ -631,6 +643,11 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 		       uint64_t now_ns);
 uint64_t msga__usub_tick(struct msga__udep *ep, uint64_t now_ns);
 void msga__usub_leave(struct msga__udep *ep);
+/* ud:// reconnection (0.10): lib/core/retry.h's records on sub->ud.retries */
+void msga__usub_on_end(struct msga__udep *ep, int status, int notify);
+uint64_t msga__usub_retry_tick(struct msga_sub *sub,
+			       const struct msga__udep_cb *cb, uint64_t now_ns);
+int msga__usub_retry_cancel(struct msga_sub *sub, uint32_t conn_id);
 int msga__udep_send_ctl(struct msga__udep *ep, struct msga__mgroup *to,
 			const struct msga__udw_hdr *h, const char *pattern);
 int msga__usub_from_peer(const struct msga__udep *ep, const struct ibv_wc *wc,

@@ -175,9 +175,12 @@ static void publisher_addr(const struct msga_ctx *ctx, const union ibv_gid *gid,
 	}
 }
 
-/* Start connecting rc to the publisher at gid, port. */
+/*
+ * Start connecting rc to the publisher at gid, port, from bind (the
+ * membership's ?bind= address, 0.10) or else the context's address.
+ */
 static int rconn_start(struct msga__rconn *rc, const union ibv_gid *gid,
-		       uint16_t port)
+		       uint16_t port, const struct sockaddr_storage *bind)
 {
 	struct msga_ctx *ctx = rc->sub->ctx;
 	struct sockaddr_storage to, from;
@@ -190,8 +193,12 @@ static int rconn_start(struct msga__rconn *rc, const union ibv_gid *gid,
 		return -ENOMEM;
 	rc->state = MSGA__R_RESOLVING;
 	rc->since_ns = msga__now_ns();
-	/* from our device's address, so that the route uses our device */
-	if (to.ss_family != AF_IB && !msga__ctx_local_addr(ctx, &from) &&
+	/* from our device's address, so that the route uses our device;
+	 * a membership bound elsewhere reads from there, as it joined */
+	if (bind)
+		from = *bind;
+	if (to.ss_family != AF_IB &&
+	    (bind || !msga__ctx_local_addr(ctx, &from)) &&
 	    from.ss_family == to.ss_family)
 		ret = rdma_resolve_addr(rc->id, (struct sockaddr *)&from,
 					(struct sockaddr *)&to,
@@ -278,7 +285,7 @@ static void rconn_want(struct msga__udep *ep, uint64_t origin, uint16_t port)
 		*slot = rc;
 	}
 	rc->used_ns = now;
-	if (rconn_start(rc, &gid, port))
+	if (rconn_start(rc, &gid, port, ep->has_bind ? &ep->bind : NULL))
 		rconn_fail(rc);
 }
 

@@ -102,6 +102,7 @@ const struct msga__udep_cb msga__usub_cb = {
 	.on_recv = msga__msub_on_recv,
 	.on_cm = msga__usub_on_cm,
 	.tick = msga__usub_tick,
+	.on_end = msga__usub_on_end, /* (0.10: reconnection) */
 };
 
 int msga__msub_connect(struct msga_sub *sub, const char *uri, uint32_t *id)
@@ -675,7 +676,7 @@ int msga__msub_disconnect(struct msga_sub *sub, uint32_t conn_id)
 			return 0;
 		}
 	}
-	return -ENOENT;
+	return msga__usub_retry_cancel(sub, conn_id); /* (waiting: 0.10) */
 }
 
 /* A subscriber destroyed from a callback: every membership stops. */
@@ -693,6 +694,7 @@ void msga__msub_fini(struct msga_sub *sub)
 
 	msga__list_for_each_safe(pos, tmp, &sub->ud.mships)
 		msga__udep_free(mship(pos));
+	msga__retry_free_all(&sub->ud.retries);
 	msga__mrep_fini(sub); /* its address handles, after the QPs */
 	msga__ustreams_fini(&sub->ud.streams);
 	msga__reasm_fini(&sub->ud.reasm);

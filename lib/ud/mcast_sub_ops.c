@@ -29,10 +29,21 @@ static int ud_sub_connect(struct msga_sub *sub, const char *uri,
 	return msga__usub_connect(sub, uri, &msga__usub_cb, id);
 }
 
+/* Its timers, and the ud:// memberships due to try again (0.10). */
+static uint64_t ud_sub_tick(struct msga_sub *sub, uint64_t now)
+{
+	uint64_t next = msga__msub_tick(sub, now), retry;
+
+	if (sub->dead)
+		return next;
+	retry = msga__usub_retry_tick(sub, &msga__usub_cb, now);
+	return retry < next ? retry : next;
+}
+
 const struct msga__sub_ops msga__ud_sub_ops = {
 	.connect = ud_sub_connect,
 	.disconnect = msga__msub_disconnect,
-	.tick = msga__msub_tick,
+	.tick = ud_sub_tick,
 	.bury = msga__msub_kill_all,
 	.free = msga__msub_fini,
 	.hold = msga__msub_hold,

@@ -16,6 +16,7 @@
 #include "reasm.h"
 #include "repair.h"
 #include "retain.h"
+#include "retry.h"
 #include "ud_stream.h"
 
 struct msga__udep;
@@ -108,6 +109,8 @@ struct msga__sub_ud {
 	uint64_t nak_period_ns, nak_asked, nak_recovered0;
 	struct msga__rstream *rstreams; /* ring positions, by stream */
 	struct msga__rconn **rconns;   /* READ repair: MSGA__UD_RCONN_MAX */
+	/* ud:// memberships waiting to try again (0.10, ud_unicast.c) */
+	struct msga__retries retries;
 };
 
 #endif

@@ -37,6 +37,7 @@
 #include "mcast.h"
 #include "pubsub.h"
 #include "topic.h"
+#include "backoff.h"
 
 /*
  * One control datagram (no payload) to a peer: h's type, seq and origin,
@@ -455,21 +456,22 @@ void msga__upub_fini(struct msga_pub *pub)
 
 /* ------------------------------------------------------------ subscriber */
 
-/* cb: the membership's owner's table (mcast_sub.c's msga__usub_cb). */
-int msga__usub_connect(struct msga_sub *sub, const char *uri,
-		       const struct msga__udep_cb *cb, uint32_t *id)
+/*
+ * A membership conn_id to the publisher at dst (peer names it in events),
+ * resolving its address; cb its owner's table (mcast_sub.c's
+ * msga__usub_cb), r its reconnection record (NULL: none), quiet if a
+ * failure of it was told already (a retry). Returns 0, or -errno with
+ * nothing left behind but r, still the caller's.
+ */
+static int usub_start(struct msga_sub *sub, const char *peer,
+		      const struct sockaddr_storage *dst, uint32_t conn_id,
+		      const struct msga__udep_cb *cb, struct msga__retry *r,
+		      int quiet)
 {
 	struct msga_ctx *ctx = sub->ctx;
-	struct sockaddr_storage dst;
 	struct msga__udep *ep;
 	int ret;
 
-	if (msga__parse_uri_as(uri, "ud://", &dst))
-		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
-				      "uri '%s'", uri);
-	if (sodium_init() < 0)
-		return msga__ctx_fail(ctx, -ENOMEM, "msga_sub_connect: "
-				      "sodium_init");
 	ret = sub->ud.up->init(sub);
 	if (!ret)
 		ret = msga__udep_new(ctx, cb, sub->ud.rx_depth,
@@ -479,31 +481,122 @@ int msga__usub_connect(struct msga_sub *sub, const char *uri,
 	ep->sub = sub;
 	ep->unicast = 1;
 	ep->nonce = random_u64();
-	ep->id = sub->next_id++;
+	ep->id = conn_id;
+	ep->quiet_fail = quiet;
 	msga__udep_on(ep, MSGA__UDEP_EV_RESOLVE);
 	ep->started_ns = msga__now_ns();
-	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s",
-		 uri + strlen("ud://"));
+	snprintf(ep->peer.name, sizeof(ep->peer.name), "%s", peer);
 	msga__list_add_tail(&sub->ud.mships, &ep->own_node);
 	msga__ctx_cm_soon(ctx);
-	if (rdma_resolve_addr(ep->cm, NULL, (struct sockaddr *)&dst, 2000)) {
+	if (rdma_resolve_addr(ep->cm, NULL, (struct sockaddr *)dst, 2000)) {
 		ret = msga__neg_errno(EHOSTUNREACH);
-		msga__ctx_fail(ctx, ret, "msga_sub_connect(%s): "
-			       "rdma_resolve_addr", uri);
+		msga__ctx_fail(ctx, ret, "msga_sub_connect(ud://%s): "
+			       "rdma_resolve_addr", peer);
 		msga__udep_free(ep);
 		return ret == -ENOMEM ? ret : -EHOSTUNREACH;
 	}
-	*id = ep->id;
+	ep->retry = r;
 	return 0;
+}
+
+/*
+ * msga_sub_connect(ud://...): a membership, with its reconnection record
+ * unless the subscriber wants none (MSGA_SUB_NO_RECONNECT). 0 with *id
+ * its conn_id, or -errno.
+ */
+int msga__usub_connect(struct msga_sub *sub, const char *uri,
+		       const struct msga__udep_cb *cb, uint32_t *id)
+{
+	const char *peer = uri + strlen("ud://");
+	struct msga_ctx *ctx = sub->ctx;
+	struct msga__retry *r = NULL;
+	struct sockaddr_storage dst;
+	int ret;
+
+	if (msga__parse_uri_as(uri, "ud://", &dst))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_connect: bad "
+				      "uri '%s'", uri);
+	if (sodium_init() < 0)
+		return msga__ctx_fail(ctx, -ENOMEM, "msga_sub_connect: "
+				      "sodium_init");
+	if (!(sub->flags & MSGA_SUB_NO_RECONNECT)) {
+		r = msga__retry_new(peer, &dst);
+		if (!r)
+			return -ENOMEM;
+	}
+	ret = usub_start(sub, peer, &dst, sub->next_id, cb, r, 0);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	*id = sub->next_id++;
+	return 0;
+}
+
+/*
+ * ep ended for a reason that may pass: its record waits for the next try
+ * on the same conn_id (lib/core/retry.h), unless the subscriber wants
+ * none, is going, or the status is final (lib/proto/backoff.h). The
+ * streams it brought go with it: a restarted publisher's are a new
+ * origin, and the old ones must not be reported silent later under the
+ * conn_id that lives on.
+ */
+static void retry_later(struct msga__udep *ep, int status)
+{
+	struct msga__retry *r = ep->retry;
+	struct msga_sub *sub = ep->sub;
+
+	if (!r || msga__backoff_final(status) ||
+	    (sub->flags & MSGA_SUB_NO_RECONNECT) || sub->dead)
+		return;
+	ep->retry = NULL;
+	r->id = ep->id;
+	msga__retry_wait(&sub->ud.retries, r, ep->was_ready, msga__now_ns());
+	if (!(sub->flags & MSGA_SUB_AB_LINES))
+		msga__ustreams_evict_conn(&sub->ud.streams, ep->id);
+}
+
+/* A membership's end (struct msga__udep_cb's on_end): one the subscriber
+ * did not ask for may be tried again. */
+void msga__usub_on_end(struct msga__udep *ep, int status, int notify)
+{
+	if (notify && ep->sub)
+		retry_later(ep, status);
+}
+
+/*
+ * The memberships whose try is due (cb: their owner's table); returns when
+ * the next one is (UINT64_MAX: none), for event mode's timer.
+ */
+uint64_t msga__usub_retry_tick(struct msga_sub *sub,
+			       const struct msga__udep_cb *cb, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+	struct msga__retry *r;
+
+	while ((r = msga__retry_due(&sub->ud.retries, now_ns, &next)))
+		if (usub_start(sub, r->peer, &r->ss, r->id, cb, r, 1) < 0)
+			msga__retry_wait(&sub->ud.retries, r, 0, now_ns);
+	/* (one put back is due later: the walk that ends the loop saw it) */
+	return next;
+}
+
+/* msga_sub_disconnect of a conn_id that waits to try again: 0, -ENOENT. */
+int msga__usub_retry_cancel(struct msga_sub *sub, uint32_t conn_id)
+{
+	return msga__retry_cancel(&sub->ud.retries, conn_id);
 }
 
 static void fail(struct msga__udep *ep, int status)
 {
 	if (ep->state == MSGA__UDEP_READY) {
-		msga__udep_kill(ep, status, 1);
+		msga__udep_kill(ep, status, 1); /* (on_end: try again?) */
 		return;
 	}
-	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECT_FAILED, status);
+	if (!ep->quiet_fail) /* (a retry's: told once) */
+		msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECT_FAILED,
+				status);
+	retry_later(ep, status);
 	msga__udep_kill(ep, status, 0);
 }
 
@@ -606,6 +699,7 @@ void msga__usub_on_ctl(struct msga__udep *ep, const struct msga__udw_hdr *h,
 	if (ep->state == MSGA__UDEP_READY)
 		return;
 	msga__udep_on(ep, MSGA__UDEP_EV_SUBACK);
+	ep->was_ready = 1;
 	ep->next_tx_ns = now_ns + msga__keepalive_ns(ep->ctx);
 	msga__udep_emit(ep, &ep->peer, MSGA_EVENT_CONNECTED, 0);
 }

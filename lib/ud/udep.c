@@ -81,9 +81,11 @@ static int udep_bind(struct msga__udep *ep, const struct sockaddr_storage *at)
 	struct sockaddr_storage local;
 	int ret = 0;
 
-	if (at)
+	if (at) {
 		local = *at;
-	else
+		ep->bind = *at;
+		ep->has_bind = 1;
+	} else
 		ret = msga__ctx_local_addr(ctx, &local);
 
 	if (ret)
@@ -693,6 +695,8 @@ void msga__udep_kill(struct msga__udep *ep, int status, int notify)
 		/* reported by the next poll */
 		ep->death_report = status ? status : -EIO;
 	}
+	if (ep->cb && ep->cb->on_end)
+		ep->cb->on_end(ep, status, notify);
 }
 
 void msga__udep_free(struct msga__udep *ep)
@@ -721,6 +725,7 @@ void msga__udep_free(struct msga__udep *ep)
 	msga__wrb_free(&ep->wrb);
 	free(ep->tx_dst);
 	free(ep->parked);
+	free(ep->retry); /* (a record no retry took: ud_unicast.c) */
 	msga__dgram_auth_free(ep);
 	free(ep);
 }
