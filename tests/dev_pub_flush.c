@@ -302,7 +302,7 @@ Test(pub_flush, reliable_mcast_returns_once_the_tail_is_repaired,
 	cr_assert_eq(read(rd, &port, sizeof(port)), sizeof(port));
 	ctx = devtest_open_ctx();
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
-	cr_assert_geq(msga_sub_connect(sub, G_FLUSH), 0);
+	cr_assert_eq(msga_sub_connect(sub, G_FLUSH, NULL), 0);
 	cr_assert(dp_poll_until(&ctx, 1, &r.connected, 1, 15000), "no join");
 	cr_assert_eq(write(go, "g", 1), 1);
 	pfd = (struct pollfd){ .fd = rd, .events = POLLIN };
@@ -355,7 +355,7 @@ Test(pub_flush, reliable_mcast_sees_naks_not_subscribers, .timeout = 120)
 	cr_assert_eq(msga_pub_create(pctx, &pa, &pub), 0);
 	cr_assert_eq(msga_pub_topic(pub, "t", &t), 0);
 	sub = dp_sub(sctx, "t", &r);
-	cr_assert_geq(msga_sub_connect(sub, G_FLUSH_LOOK), 0);
+	cr_assert_eq(msga_sub_connect(sub, G_FLUSH_LOOK, NULL), 0);
 	cr_assert(dp_poll_until(ctxs, 2, &r.connected, 1, 15000), "no join");
 	send_one(pub, t, 1, 100, &pctx, 1);
 	cr_expect_eq(msga_pub_flush(pub, 0), -ETIMEDOUT, "quiet at once");

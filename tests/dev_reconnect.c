@@ -242,7 +242,7 @@ static int ud_waiting(struct msga_ctx **ctxs, struct dp_rec *rec,
 	ud_ctxs(ctxs);
 	*port = free_ud_port(ctxs[0]);
 	*sub = dp_sub(ctxs[1], "*", rec);
-	id = msga_sub_connect(*sub, dp_ud_uri(*port));
+	id = dp_connect_id(*sub, dp_ud_uri(*port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec->failed, 1, 30000),
 		  "no CONNECT_FAILED with nobody listening");
@@ -298,7 +298,7 @@ static void ud_restart(uint32_t flags)
 	pub = ud_pub_on(ctxs[0], 0, &ev, &t);
 	port = (uint16_t)msga_pub_port(pub);
 	sub = dp_sub_flags(ctxs[1], "*", flags, &rec);
-	id = msga_sub_connect(sub, dp_ud_uri(port));
+	id = dp_connect_id(sub, dp_ud_uri(port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(ctxs, 2, &rec.connected, 1, 30000));
 	ud_send_until(pub, t, ctxs, &rec, 3);
@@ -362,7 +362,7 @@ Test(reconnect, ud_disconnect_during_backoff, .timeout = 120)
 	cr_expect_eq(msga_pub_subscribers(pub), 0);
 	msga_pub_destroy(pub);
 	/* destroyed while retrying: clean (the sanitizers check it) */
-	cr_assert_geq(msga_sub_connect(sub, dp_ud_uri(port)), 0);
+	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(port), NULL), 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 2, 30000));
 	msga_sub_destroy(sub);
 	msga_ctx_close(ctxs[0]);
