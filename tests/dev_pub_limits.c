@@ -361,7 +361,8 @@ static void tampered_claims(uint32_t sub_flags)
 	static char foreign[MSG];
 	struct msga_ctx *ctx = devtest_open_ctx();
 	struct msga_pub *pub = dp_pub(ctx, 0, &pe);
-	struct msga_claim c = { .size = sizeof(c) }, copy, old;
+	struct msga_claim c = { .size = sizeof(c) }, copy;
+	struct msga_claim old = { .size = sizeof(old) };
 	uint32_t t, other;
 	uint64_t seq = 0;
 

@@ -1022,7 +1022,10 @@ static void producer_idle(void *unused)
  */
 static void linger(const struct opts *o)
 {
-	uint64_t until = now_ns() + (uint64_t)(o->linger * 1e9);
+	/* wall time, not the measuring clock: a TSC calibrated under load
+	 * (TCG) can run the linger short, and msga_stat -p then finds no
+	 * file */
+	uint64_t until = perf_mono_ns() + (uint64_t)(o->linger * 1e9);
 
 	if (o->linger <= 0)
 		return;
@@ -1030,7 +1033,7 @@ static void linger(const struct opts *o)
 	       (unsigned long long)prod.sent,
 	       (unsigned long long)prod.received, (int)getpid(), o->linger);
 	fflush(stdout);
-	while (now_ns() < until) {
+	while (perf_mono_ns() < until) {
 		msga_ctx_poll(prod.ep.ctx, 64);
 		usleep(1000);
 	}
