@@ -325,7 +325,12 @@ static _Noreturn void publish(const struct opts *o)
 {
 	struct msga_ctx *ctx = open_ctx(o);
 	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = o->uri,
-				    .flags = MSGA_PUB_RELIABLE,
+				    /* each send on the wire at once: a drop
+				     * window sends without polling, and the
+				     * default coalescing (0.10) would hold
+				     * sends back until the next poll */
+				    .flags = MSGA_PUB_RELIABLE |
+					     MSGA_PUB_NO_COALESCE,
 				    .retransmit_bytes = o->retransmit_bytes };
 	uint32_t topic[TOPICS_MAX];
 	struct msga_pub *pub;
