@@ -9,8 +9,9 @@
  * without a race: only the subscriber's context is polled meanwhile,
  * never the publisher's (a poll would ring). The coalescing default sends
  * an idle publisher's message at once, and nothing it holds is stranded.
- * Each documented error of the three calls is checked but msga_pub_doorbell's
- * -ENETDOWN (a UD endpoint failing at the post), which no test can provoke.
+ * Each documented error of the three calls is checked here but
+ * msga_pub_doorbell's -ENETDOWN (a UD endpoint failing at the post),
+ * which dev_ud_hardening provokes on a real queue pair.
  */
 #include <errno.h>
 #include <string.h>

@@ -177,33 +177,6 @@ Test(reconnect, no_reconnect_flag, .timeout = 60)
 	teardown(sub, pub, ctxs);
 }
 
-Test(reconnect, disconnect_during_backoff, .timeout = 60)
-{
-	static struct dp_rec ev, rec;
-	struct msga_ctx *ctxs[2] = { devtest_open_ctx(), devtest_open_ctx() };
-	uint16_t port = free_port(ctxs[0]);
-	struct msga_sub *sub = dp_sub(ctxs[1], "*", &rec);
-	struct msga_pub *pub;
-	uint32_t t;
-	int id = dp_connect_id(sub, dp_uri(port));
-
-	cr_assert_geq(id, 0);
-	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 1, 10000));
-	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), 0);
-	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), -ENOENT);
-	pub = pub_on(ctxs[0], port, &ev, &t);
-	poll_for(ctxs, 2, 500);
-	cr_expect_eq(rec.connected, 0, "the retries went on");
-	cr_expect_eq(msga_pub_subscribers(pub), 0);
-	msga_pub_destroy(pub);
-	/* destroyed while retrying: clean (the sanitizers check it) */
-	cr_assert_geq(msga_sub_connect(sub, dp_uri(port), NULL), 0);
-	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 2, 10000));
-	msga_sub_destroy(sub);
-	msga_ctx_close(ctxs[0]);
-	msga_ctx_close(ctxs[1]);
-}
-
 /* ------------------------------------------------------------- ud:// */
 
 /*
@@ -231,22 +204,63 @@ static void ud_send_until(struct msga_pub *pub, uint32_t t,
 }
 
 /*
- * A ud:// subscriber connected to a port nobody serves, until its first
- * CONNECT_FAILED: its conn_id; the port in *port.
+ * A subscriber (ud:// when ud, else rdma://) connected to a port nobody
+ * serves, until its first CONNECT_FAILED: its conn_id; the port in *port.
  */
-static int ud_waiting(struct msga_ctx **ctxs, struct dp_rec *rec,
-		      struct msga_sub **sub, uint16_t *port)
+static int waiting(int ud, struct msga_ctx **ctxs, struct dp_rec *rec,
+		   struct msga_sub **sub, uint16_t *port)
 {
 	int id;
 
-	ud_ctxs(ctxs);
-	*port = free_ud_port(ctxs[0]);
+	if (ud) {
+		ud_ctxs(ctxs);
+	} else {
+		ctxs[0] = devtest_open_ctx();
+		ctxs[1] = devtest_open_ctx();
+	}
+	*port = free_port_of(ctxs[0], ud);
 	*sub = dp_sub(ctxs[1], "*", rec);
-	id = dp_connect_id(*sub, dp_ud_uri(*port));
+	id = dp_connect_id(*sub, uri_of(ud, *port));
 	cr_assert_geq(id, 0);
 	cr_assert(dp_poll_until(&ctxs[1], 1, &rec->failed, 1, 30000),
 		  "no CONNECT_FAILED with nobody listening");
 	return id;
+}
+
+#define ud_waiting(ctxs, rec, sub, port) waiting(1, ctxs, rec, sub, port)
+
+/*
+ * A connection disconnected while it waits to retry stops retrying: the
+ * publisher that comes up later never sees it. A subscriber destroyed
+ * while it retries is torn down cleanly (the sanitizers check it).
+ */
+static void disconnect_during_backoff(int ud)
+{
+	static struct dp_rec ev, rec;
+	struct msga_ctx *ctxs[2];
+	struct msga_sub *sub;
+	struct msga_pub *pub;
+	uint16_t port;
+	uint32_t t;
+	int id = waiting(ud, ctxs, &rec, &sub, &port);
+
+	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), 0);
+	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), -ENOENT);
+	pub = pub_on_of(ctxs[0], ud, port, &ev, &t);
+	poll_for(ctxs, 2, ud ? 1500 : 500);
+	cr_expect_eq(rec.connected, 0, "the retries went on");
+	cr_expect_eq(msga_pub_subscribers(pub), 0);
+	msga_pub_destroy(pub);
+	cr_assert_eq(msga_sub_connect(sub, uri_of(ud, port), NULL), 0);
+	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 2, 30000));
+	msga_sub_destroy(sub);
+	msga_ctx_close(ctxs[0]);
+	msga_ctx_close(ctxs[1]);
+}
+
+Test(reconnect, disconnect_during_backoff, .timeout = 60)
+{
+	disconnect_during_backoff(0);
 }
 
 Test(reconnect, ud_subscriber_before_publisher, .timeout = 120)
@@ -343,28 +357,7 @@ Test(reconnect, ud_no_reconnect_flag, .timeout = 120)
 
 Test(reconnect, ud_disconnect_during_backoff, .timeout = 120)
 {
-	static struct dp_rec ev, rec;
-	struct msga_ctx *ctxs[2];
-	struct msga_sub *sub;
-	struct msga_pub *pub;
-	uint16_t port;
-	uint32_t t;
-	int id;
-
 	if (dp_iwarp_refuses(dp_ud_uri(7471)))
 		return; /* (no UD on iWARP: the refusal is what it must do) */
-	id = ud_waiting(ctxs, &rec, &sub, &port);
-	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), 0);
-	cr_expect_eq(msga_sub_disconnect(sub, (uint32_t)id), -ENOENT);
-	pub = ud_pub_on(ctxs[0], port, &ev, &t);
-	poll_for(ctxs, 2, 1500);
-	cr_expect_eq(rec.connected, 0, "the retries went on");
-	cr_expect_eq(msga_pub_subscribers(pub), 0);
-	msga_pub_destroy(pub);
-	/* destroyed while retrying: clean (the sanitizers check it) */
-	cr_assert_eq(msga_sub_connect(sub, dp_ud_uri(port), NULL), 0);
-	cr_assert(dp_poll_until(&ctxs[1], 1, &rec.failed, 2, 30000));
-	msga_sub_destroy(sub);
-	msga_ctx_close(ctxs[0]);
-	msga_ctx_close(ctxs[1]);
+	disconnect_during_backoff(1);
 }

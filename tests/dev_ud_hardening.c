@@ -27,6 +27,7 @@
 #define G_FLAP "mcast://239.255.10.22"
 #define G_BIG "mcast://239.255.10.23"
 #define G_FAIL "mcast://239.255.10.24"
+#define G_RING "mcast://239.255.10.25"
 
 /* iWARP: UD and multicast publishers and subscribers are refused. */
 static void refused(void)
@@ -337,6 +338,43 @@ Test(ud_hardening, sends_failing_for_a_peer_timeout_end_the_publisher,
 		msga_ctx_poll(ctx[0], 64);
 	}
 	cr_assert_eq(msga_pub_claim(pub, t, 64, &claim), -ENETDOWN);
+	msga_ctx_close(ctx[0]);
+}
+
+/*
+ * msga_pub_doorbell()'s -ENETDOWN: a message held back (MSGA_COMMIT_MORE)
+ * on a queue pair that refuses the post (forced back to RESET, where the
+ * device takes no send) is lost with the endpoint, and the doorbell says
+ * so, as a commit reports a failed post; its send buffer comes back.
+ */
+Test(ud_hardening, a_doorbell_that_cannot_post_says_enetdown, .timeout = 120)
+{
+	struct msga_ctx *ctx[1];
+	struct dp_rec pe = { 0 };
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	struct msga_pub *pub;
+	char msg[64] = { 0 };
+	uint32_t t;
+
+	if (dp_is_iwarp())
+		return refused();
+	ctx[0] = devtest_open_ctx();
+	pub = dp_pub_at(ctx[0], G_RING, MSGA_PUB_NO_COALESCE, &pe);
+	cr_assert_eq(msga_pub_topic(pub, "x", &t), 0);
+	cr_assert(dp_poll_until(ctx, 1, &pe.connected, 1, 15000), "no join");
+	cr_assert_geq(msga_pub_send_flags(pub, t, msg, sizeof(msg),
+					  MSGA_COMMIT_MORE), 0);
+	cr_assert_eq(pub->ud.ep->wrb.n, 1, "the message is held back");
+	cr_assert_eq(ibv_modify_qp(pub->ud.ep->qp, &rst, IBV_QP_STATE), 0);
+	cr_expect_eq(msga_pub_doorbell(pub), -ENETDOWN);
+	cr_expect_eq(pub->ud.ep->wrb.n, 0, "nothing stays held");
+	for (uint64_t end = dp_now_ms() + 10000;
+	     pub->tx_nfree != MSGA__PUB_TX_SLOTS;) {
+		cr_assert_lt(dp_now_ms(), end, "%u of %u send buffers back",
+			     pub->tx_nfree, MSGA__PUB_TX_SLOTS);
+		msga_ctx_poll(ctx[0], 64);
+	}
+	msga_pub_destroy(pub);
 	msga_ctx_close(ctx[0]);
 }
 
