@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_tres_wire.c - topic resolution's datagram reader (msga__trw_open,
+ * lib/proto/tres_wire.c) fed any UDP payload, in the input's own buffer
+ * (exactly its size), so AddressSanitizer sees a read past it. A
+ * datagram it accepts must read out as exactly its count of records,
+ * each valid by the encoder's own rules (the encoder takes every record
+ * back, and the datagram it writes is the input byte for byte): the
+ * reader and the writer agree on every byte, and nothing the reader
+ * hands on is outside what a publisher could have sent.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tres_wire.h"
+#include "fuzz.h"
+
+static void readvert(const struct msga__trw_dec *d, const uint8_t *p,
+		     uint32_t n)
+{
+	static uint8_t again[MSGA__TRW_DGRAM_MAX];
+	struct msga__trw_dec r = *d;
+	struct msga__trw_advert a;
+	struct msga__trw_enc e;
+	uint32_t count = 0;
+
+	msga__trw_begin(&e, again, sizeof(again), d->type, d->sender,
+			d->seq);
+	while (msga__trw_next_advert(&r, &a)) {
+		FUZZ_CHECK(msga__trw_add_advert(&e, &a) == 0);
+		count++;
+	}
+	FUZZ_CHECK(count == d->left);
+	FUZZ_CHECK(msga__trw_end(&e) == n && !memcmp(again, p, n));
+}
+
+static void requery(const struct msga__trw_dec *d, const uint8_t *p,
+		    uint32_t n)
+{
+	static uint8_t again[MSGA__TRW_DGRAM_MAX];
+	char pat[MSGA_TOPIC_MAX + 2];
+	struct msga__trw_dec r = *d;
+	struct msga__trw_enc e;
+	uint32_t count = 0;
+
+	msga__trw_begin(&e, again, sizeof(again), d->type, d->sender,
+			d->seq);
+	while (msga__trw_next_query(&r, pat)) {
+		FUZZ_CHECK(msga__trw_add_query(&e, pat) == 0);
+		count++;
+	}
+	FUZZ_CHECK(count == d->left);
+	FUZZ_CHECK(msga__trw_end(&e) == n && !memcmp(again, p, n));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint32_t n = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	struct msga__trw_dec d;
+	int ret = msga__trw_open(data, n, &d);
+
+	FUZZ_CHECK(ret == 0 || ret == -EPROTO);
+	if (ret)
+		return 0;
+	FUZZ_CHECK(n >= MSGA__TRW_HDR && n <= MSGA__TRW_DGRAM_MAX);
+	FUZZ_CHECK(d.left >= 1 && d.left <= MSGA__TRW_RECS_MAX);
+	if (d.type == MSGA__TRW_QUERY)
+		requery(&d, data, n);
+	else
+		readvert(&d, data, n);
+	return 0;
+}
