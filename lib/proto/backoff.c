@@ -13,7 +13,7 @@ uint64_t msga__backoff_next(uint64_t wait_ns, int restart)
 }
 
 /* xorshift64: the jitter needs no quality, only spread. */
-static uint64_t jitter(uint64_t *rand, uint64_t range)
+uint64_t msga__jitter(uint64_t *rand, uint64_t range)
 {
 	uint64_t x = *rand ? *rand : 0x9e3779b97f4a7c15ull;
 
@@ -26,7 +26,7 @@ static uint64_t jitter(uint64_t *rand, uint64_t range)
 
 uint64_t msga__backoff_due(uint64_t now_ns, uint64_t wait_ns, uint64_t *rand)
 {
-	return now_ns + wait_ns / 2 + jitter(rand, wait_ns - wait_ns / 2 + 1);
+	return now_ns + wait_ns / 2 + msga__jitter(rand, wait_ns - wait_ns / 2 + 1);
 }
 
 int msga__backoff_final(int status)

@@ -25,6 +25,9 @@ uint64_t msga__backoff_next(uint64_t wait_ns, int restart);
  * 0 is taken as a fixed seed).
  */
 uint64_t msga__backoff_due(uint64_t now_ns, uint64_t wait_ns, uint64_t *rand);
+/* A number in [0, range) (0 when range is 0), from *rand as above: the
+ * spread that other schedules (tres_sched.h) use too. */
+uint64_t msga__jitter(uint64_t *rand, uint64_t range);
 /*
  * Whether status ends the retries: the publisher's key or allow list
  * (-EACCES, -EPERM), an address on another device than the context's
