@@ -7,13 +7,53 @@
  * each valid by the encoder's own rules (the encoder takes every record
  * back, and the datagram it writes is the input byte for byte): the
  * reader and the writer agree on every byte, and nothing the reader
- * hands on is outside what a publisher could have sent.
+ * hands on is outside what a publisher could have sent. The adverts and
+ * withdrawals then go into a small subscriber's table (tres_table.c),
+ * kept across inputs, whose bounds and counts must hold whatever comes.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "tres_table.h"
 #include "tres_wire.h"
 #include "fuzz.h"
+
+#define PUBS 4u
+#define ENTS 16u
+
+/* Into the table: adverts heard, withdrawals applied; an expiry now and
+ * then (the input's sequence number as the clock); then its invariants. */
+static void into_table(const struct msga__trw_dec *d)
+{
+	static struct msga__tres_table t;
+	struct msga__trw_dec r = *d;
+	struct msga__trw_advert a;
+	uint32_t p, topics = 0;
+
+	if (!t.pub_max)
+		FUZZ_CHECK(msga__tres_table_init(&t, PUBS, ENTS) == 0);
+	while (msga__trw_next_advert(&r, &a)) {
+		if (d->type == MSGA__TRW_WITHDRAW) {
+			int w = msga__tres_withdrawn(&t, &a, &p);
+
+			FUZZ_CHECK(w >= 0 && w <= 2);
+			FUZZ_CHECK(!w || p < PUBS);
+		} else {
+			int h = msga__tres_heard(&t, &a, d->seq, &p);
+
+			FUZZ_CHECK(h >= MSGA__TRES_KNOWN &&
+				   h <= MSGA__TRES_CONFLICT);
+			if (h < MSGA__TRES_FULL)
+				FUZZ_CHECK(p < PUBS &&
+					   t.pub[p].origin == a.origin);
+		}
+	}
+	if (d->sender & 1)
+		msga__tres_expire(&t, d->seq, 1000, NULL, NULL);
+	for (uint32_t i = 0; i < PUBS; i++)
+		topics += t.pub[i].topics;
+	FUZZ_CHECK(t.nent <= ENTS && topics == t.nent);
+}
 
 static void readvert(const struct msga__trw_dec *d, const uint8_t *p,
 		     uint32_t n)
@@ -32,6 +72,7 @@ static void readvert(const struct msga__trw_dec *d, const uint8_t *p,
 	}
 	FUZZ_CHECK(count == d->left);
 	FUZZ_CHECK(msga__trw_end(&e) == n && !memcmp(again, p, n));
+	into_table(d);
 }
 
 static void requery(const struct msga__trw_dec *d, const uint8_t *p,
