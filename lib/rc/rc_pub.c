@@ -126,12 +126,14 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	param.private_data_len = (uint8_t)msga__rc_auth_accept(c, key, &req,
 							       pdata, buf);
 	/* A ring needs no batches: a record costs ring bytes, not a receive. */
+	errno = 0; /* (stale: msga__conn_setup says why) */
 	if (!c->ring)
 		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
 					   MSGA__DATA_SLOT, &c->bat_mr);
 	if (!c->ring && !c->bat_buf)
 		ret = msga__neg_errno(ENOMEM);
-	else if (!(ret = msga__conn_setup(c)) && rdma_accept(id, &param))
+	else if (!(ret = msga__conn_setup(c)) &&
+		 (errno = 0, rdma_accept(id, &param)))
 		ret = msga__neg_errno(ECONNABORTED);
 	if (ret)
 		accept_failed(c, ret);
