@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <criterion/criterion.h>
 
@@ -374,11 +375,20 @@ Test(hostile, blocking_send_whose_wait_destroys_its_publisher,
 #define SRQ_CONNS 16       /* MSGA__SRQ_MAX_CONNS: the SRQ's full depth */
 #define SRQ_ROUNDS 12
 #define SRQ_MSG MSGA_FRAG_MAX /* one SEND each, never batched two to one */
+/* (every wait of the SRQ test only catches a hang: srq_fanout) */
+#define SRQ_PEER_TIMEOUT_MS 30000u
+#define SRQ_HANG_S 120
+
+
+/* connects a round may try again after a failure (srq_fanout) */
+#define SRQ_RETRIES (2 * SRQ_CONNS)
 
 struct srq_rec {
 	uint64_t total, bad;
-	int connected, disconnected;
+	int connected, disconnected, failed;
 	int last_status;
+	uint32_t refused[SRQ_RETRIES + 1]; /* failed conn_ids, this round */
+	int nrefused;
 };
 
 /* Counts only: connections come and go, each with its own sequence. */
@@ -398,6 +408,11 @@ static void srq_on_event(const struct msga_event *ev, void *user)
 	if (ev->type == MSGA_EVENT_DISCONNECTED) {
 		r->disconnected++;
 		r->last_status = ev->status;
+	} else if (ev->type == MSGA_EVENT_CONNECT_FAILED) {
+		r->failed++;
+		r->last_status = ev->status;
+		if (r->nrefused < SRQ_RETRIES + 1)
+			r->refused[r->nrefused++] = ev->conn_id;
 	}
 }
 
@@ -410,26 +425,90 @@ static void poll_for_ms(struct msga_ctx **ctxs, int nctx, uint64_t ms)
 			cr_assert_geq(msga_ctx_poll(ctxs[i], 64), 0);
 }
 
-/* SRQ_CONNS connections from sub to a new publisher; returns it. */
+/*
+ * A failed connect of this round (seen: those handled) is made again, as
+ * the library's reconnection would (off here, so that the test can
+ * count). On siw (Linux 6.1, the test VM), 16 connects at once after a
+ * teardown sometimes fail for a moment: in a round, 12 of 16 were
+ * refused (-ECONNREFUSED), and the publisher's last error said it could
+ * not accept one (-ENOMEM); a wait for all 16 without trying again
+ * ended at "4 of 16 subscribers counted". All connected when tried
+ * again. Bounded: at most SRQ_RETRIES a round. Returns the failures
+ * handled.
+ */
+static int srq_connect_again(struct msga_ctx *cp, struct msga_sub *sub,
+			     struct msga_pub *pub, struct srq_rec *r, int seen,
+			     int *ids)
+{
+	for (; seen < r->nrefused; seen++) {
+		int i = 0;
+
+		cr_assert_lt(seen, SRQ_RETRIES, "%d connects failed in one "
+			     "round: %s", seen + 1, msga_ctx_last_error(cp));
+		while (i < SRQ_CONNS && ids[i] != (int)r->refused[seen])
+			i++;
+		cr_assert_lt(i, SRQ_CONNS, "conn_id %u is not this round's",
+			     r->refused[seen]);
+		cr_log_warn("connection %d failed (%s; publisher: %s): "
+			    "connecting again", ids[i],
+			    msga_strerror(r->last_status),
+			    msga_ctx_last_error(cp));
+		ids[i] = dp_connect_id(sub,
+					  dp_uri((uint16_t)msga_pub_port(pub)));
+		cr_assert_geq(ids[i], 0, "msga_sub_connect = %d", ids[i]);
+	}
+	return seen;
+}
+
+/*
+ * SRQ_CONNS connections from sub to a new publisher; returns it. On a
+ * loaded TCG guest one thread setting up 2 x SRQ_CONNS queue pairs (and
+ * siw's TCP and MPA exchanges) can take many seconds, so the publisher
+ * allows the longest handshake (handshake_ms, with the contexts' long
+ * peer timeout: SRQ_PEER_TIMEOUT_MS) and the wait only catches a hang;
+ * a connect that fails is tried again (srq_connect_again), and a
+ * connection that ends says why at once.
+ */
 static struct msga_pub *srq_fanout(struct msga_ctx **all,
 				   struct msga_sub *sub, struct dp_rec *pe,
-				   uint32_t *t, int *ids)
+				   struct srq_rec *r, uint32_t *t, int *ids)
 {
-	struct msga_pub *pub = dp_pub(all[1], 0, pe);
-	uint64_t end;
+	struct msga_pub_attr a = { .size = sizeof(a), .uri = dp_uri(0),
+				   .on_event = dp_on_event, .user = pe,
+				   .handshake_ms = MSGA_HANDSHAKE_MAX_MS };
+	int ended = r->failed + r->disconnected, ret, seen = 0;
+	uint64_t start = dp_now_ms(), end;
+	struct msga_pub *pub = NULL;
 
+	r->nrefused = 0;
+
+	ret = msga_pub_create(all[1], &a, &pub);
+	cr_assert_eq(ret, 0, "msga_pub_create = %d: %s", ret,
+		     msga_ctx_last_error(all[1]));
 	cr_assert_eq(msga_pub_topic(pub, "srq", t), 0);
 	for (int i = 0; i < SRQ_CONNS; i++) {
 		ids[i] = dp_connect_id(sub,
 					  dp_uri((uint16_t)msga_pub_port(pub)));
 		cr_assert_geq(ids[i], 0, "msga_sub_connect = %d", ids[i]);
 	}
-	end = dp_now_ms() + (uint64_t)devtest_wait_s(20) * 1000;
+	end = start + (uint64_t)devtest_wait_s(SRQ_HANG_S) * 1000;
 	while (msga_pub_subscribers(pub) < SRQ_CONNS) {
-		cr_assert_lt(dp_now_ms(), end, "%d of %d subscribers counted",
-			     msga_pub_subscribers(pub), SRQ_CONNS);
+		seen = srq_connect_again(all[1], sub, pub, r, seen, ids);
+		cr_assert_eq(r->failed + r->disconnected, ended + seen,
+			     "%d of %d subscribers counted, and a connection "
+			     "failed: status %d (%s); subscriber: %s; "
+			     "publisher: %s", msga_pub_subscribers(pub),
+			     SRQ_CONNS, r->last_status,
+			     msga_strerror(r->last_status),
+			     msga_ctx_last_error(all[0]),
+			     msga_ctx_last_error(all[1]));
+		cr_assert_lt(dp_now_ms(), end, "%d of %d subscribers counted "
+			     "after %d s", msga_pub_subscribers(pub),
+			     SRQ_CONNS, devtest_wait_s(SRQ_HANG_S));
 		poll_for_ms(all, 2, 1);
 	}
+	cr_log_info("%d connections counted in %llu ms", SRQ_CONNS,
+		    (unsigned long long)(dp_now_ms() - start));
 	return pub;
 }
 
@@ -465,6 +544,30 @@ static uint64_t srq_fill(struct msga_ctx *cp, struct msga_pub *pub,
 }
 
 /*
+ * Registered memory is pinned, and siw counts it against RLIMIT_MEMLOCK
+ * even for root (siw_umem_get, Linux 6.1; rxe exempts CAP_IPC_LOCK). This
+ * one process holds both sides of SRQ_CONNS connections, about 5 MiB
+ * (msga_pub_create(3), NOTES), and siw keeps a torn-down connection's
+ * pages counted until it frees the QP, after its TCP connection closed:
+ * later on a loaded guest. Past the guest's 8 MiB, connects failed with
+ * -ENOMEM (or, from the publisher's side, -ECONNREFUSED), so the test
+ * lifts the limit, as msga_pub_create(3) advises.
+ */
+static void srq_lift_memlock(void)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (!setrlimit(RLIMIT_MEMLOCK, &rl))
+		return;
+	cr_assert_eq(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;
+	cr_assert_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0, "RLIMIT_MEMLOCK: %s",
+		     strerror(errno));
+	cr_log_warn("RLIMIT_MEMLOCK stays at %llu bytes (not root?): siw may "
+		    "refuse connections", (unsigned long long)rl.rlim_cur);
+}
+
+/*
  * Regression guard for issue 23 item 11. A subscriber's SEND/RECV
  * connections share its SRQ; a connection torn down while a SEND into it
  * is half arrived has an SRQ receive in progress, which the device
@@ -488,7 +591,8 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 {
 	static struct dp_rec pe;
 	static struct srq_rec r;
-	struct msga_ctx *cs = devtest_open_ctx(), *cp = devtest_open_ctx();
+	struct msga_ctx *cs = devtest_open_ctx_timeout(SRQ_PEER_TIMEOUT_MS);
+	struct msga_ctx *cp = devtest_open_ctx_timeout(SRQ_PEER_TIMEOUT_MS);
 	struct msga_ctx *all[2] = { cs, cp };
 	/*
 	 * (NO_RECONNECT: each round's connections end for good, as the test
@@ -504,12 +608,13 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 	struct msga_pub *pub;
 	uint64_t sent, base, end;
 	uint32_t t;
-	int gone, ids[SRQ_CONNS];
+	int gone, ids[SRQ_CONNS], hang_ms = devtest_wait_s(SRQ_HANG_S) * 1000;
 
+	srq_lift_memlock();
 	cr_assert_eq(msga_sub_create(cs, &a, &sub), 0);
 	for (int round = 0; round < SRQ_ROUNDS; round++) {
 		memset(&pe, 0, sizeof(pe));
-		pub = srq_fanout(all, sub, &pe, &t, ids);
+		pub = srq_fanout(all, sub, &pe, &r, &t, ids);
 		srq_fill(cp, pub, t, 0);
 		/* the side that ends them is told (a disconnect of our own
 		 * raises no event) */
@@ -518,7 +623,7 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 			msga_pub_destroy(pub);
 			cr_assert(dp_poll_until(all, 2, &r.disconnected,
 						gone + SRQ_CONNS,
-						devtest_wait_s(20) * 1000),
+						hang_ms),
 				  "round %d: the subscriber saw %d of %d "
 				  "connections end", round,
 				  r.disconnected - gone, SRQ_CONNS);
@@ -527,7 +632,7 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 				msga_sub_disconnect(sub, (uint32_t)ids[i]);
 			cr_assert(dp_poll_until(all, 2, &pe.disconnected,
 						SRQ_CONNS,
-						devtest_wait_s(20) * 1000),
+						hang_ms),
 				  "round %d: the publisher saw %d of %d "
 				  "connections end", round, pe.disconnected,
 				  SRQ_CONNS);
@@ -541,12 +646,12 @@ Test(hostile, srq_keeps_its_depth_after_many_teardowns, .timeout = 600)
 	memset(&pe, 0, sizeof(pe));
 	gone = r.disconnected;
 	base = r.total;
-	pub = srq_fanout(all, sub, &pe, &t, ids);
+	pub = srq_fanout(all, sub, &pe, &r, &t, ids);
 	sent = srq_fill(cp, pub, t, 20);
 	cr_log_info("burst: %llu messages to each of %d connections",
 		    (unsigned long long)sent, SRQ_CONNS);
 	poll_for_ms(&cp, 1, devtest_scale_ms(500));
-	end = dp_now_ms() + (uint64_t)devtest_wait_s(20) * 1000;
+	end = dp_now_ms() + (uint64_t)hang_ms;
 	while (r.total - base < sent * SRQ_CONNS &&
 	       r.disconnected == gone && !pe.disconnected) {
 		cr_assert_lt(dp_now_ms(), end, "the burst stalled: %llu of "

@@ -44,6 +44,25 @@ static void reject(struct rdma_cm_id *id)
 	rdma_destroy_id(id);
 }
 
+/*
+ * Our side of an accepted request could not be set up (registered memory
+ * is the usual want: siw counts it against RLIMIT_MEMLOCK even for root,
+ * msga_pub_create(3)). The subscriber sees a refusal; the reason is in the
+ * context's last error, never silently dropped.
+ */
+static void accept_failed(struct msga__conn *c, int status)
+{
+	struct msga_pub *pub = c->pub;
+
+	msga__ctx_fail(pub->ctx, status, "publisher: could not accept %s",
+		       c->peer);
+	rdma_reject(c->cm, NULL, 0);
+	c->state = MSGA__C_DEAD;
+	pub->rc.nconns--;
+	pub->rc.nhandshakes--;
+	msga__conn_free(c);
+}
+
 static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 			       const void *pdata, size_t plen)
 {
@@ -59,6 +78,7 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	struct msga__conn *c;
 	uint32_t ring_size;
 	char name[64];
+	int ret;
 
 	if (msga__wire_hello_get(pdata, plen, &peer) || peer.role != 2 ||
 	    peer.slot_size < MSGA__DATA_SLOT ||
@@ -106,17 +126,17 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 	param.private_data_len = (uint8_t)msga__rc_auth_accept(c, key, &req,
 							       pdata, buf);
 	/* A ring needs no batches: a record costs ring bytes, not a receive. */
+	errno = 0; /* (stale: msga__conn_setup says why) */
 	if (!c->ring)
 		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
 					   MSGA__DATA_SLOT, &c->bat_mr);
-	if ((!c->ring && !c->bat_buf) || msga__conn_setup(c) ||
-	    rdma_accept(id, &param)) {
-		rdma_reject(id, NULL, 0);
-		c->state = MSGA__C_DEAD;
-		pub->rc.nconns--;
-		pub->rc.nhandshakes--;
-		msga__conn_free(c);
-	}
+	if (!c->ring && !c->bat_buf)
+		ret = msga__neg_errno(ENOMEM);
+	else if (!(ret = msga__conn_setup(c)) &&
+		 (errno = 0, rdma_accept(id, &param)))
+		ret = msga__neg_errno(ECONNABORTED);
+	if (ret)
+		accept_failed(c, ret);
 }
 
 int msga__bat_flush(struct msga__conn *c)

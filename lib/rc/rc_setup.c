@@ -118,6 +118,11 @@ int msga__conn_setup(struct msga__conn *c)
 
 	if (c->cm->verbs != c->ctx->verbs)
 		return -ENODEV;
+	/*
+	 * (errno is stale here: the non-blocking rdma_cm read before us
+	 * left EAGAIN. A failing call that sets none must not report it.)
+	 */
+	errno = 0;
 	if (!c->pd && (ret = conn_pd(c)) < 0)
 		return ret;
 	if (!c->tx_tag) {

@@ -8,6 +8,7 @@
  * on_cm (rc_poll.c), its nudge from the subscriber connection's tick
  * (rc_sub_ep.c).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "rc.h"
@@ -57,6 +58,7 @@ static int on_route(struct msga__conn *c)
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
 	param.private_data_len = (uint8_t)msga__rc_auth_connect(c, buf);
+	errno = 0; /* (stale: msga__conn_setup) */
 	if (rdma_connect(c->cm, &param))
 		return errno == EADDRINUSE ? connect_again(c) :
 					     msga__neg_errno(ECONNREFUSED);
