@@ -108,6 +108,7 @@ struct msga__conn {
 	int state;
 	int was_ready;
 	int gone_status;               /* msga__conn_kill's, for its owner */
+	const char *setup_step;        /* where msga__conn_setup failed */
 	int established;               /* sub: rdma_cm said so */
 	int armed;                     /* CQ armed for one event */
 	struct rdma_cm_id *cm;

@@ -50,12 +50,12 @@ static void reject(struct rdma_cm_id *id)
  * msga_pub_create(3)). The subscriber sees a refusal; the reason is in the
  * context's last error, never silently dropped.
  */
-static void accept_failed(struct msga__conn *c, int status)
+static void accept_failed(struct msga__conn *c, int status, const char *step)
 {
 	struct msga_pub *pub = c->pub;
 
-	msga__ctx_fail(pub->ctx, status, "publisher: could not accept %s",
-		       c->peer);
+	msga__ctx_fail(pub->ctx, status, "publisher: could not accept %s: %s",
+		       c->peer, step);
 	rdma_reject(c->cm, NULL, 0);
 	c->state = MSGA__C_DEAD;
 	pub->rc.nconns--;
@@ -131,12 +131,14 @@ static void on_connect_request(struct msga_pub *pub, struct rdma_cm_id *id,
 		c->bat_buf = msga__reg_buf(c->ctx, (size_t)MSGA__BATCH_BUFS *
 					   MSGA__DATA_SLOT, &c->bat_mr);
 	if (!c->ring && !c->bat_buf)
-		ret = msga__neg_errno(ENOMEM);
-	else if (!(ret = msga__conn_setup(c)) &&
-		 (errno = 0, rdma_accept(id, &param)))
-		ret = msga__neg_errno(ECONNABORTED);
+		return accept_failed(c, msga__neg_errno(ENOMEM),
+				     "registering its batch buffers");
+	ret = msga__conn_setup(c);
 	if (ret)
-		accept_failed(c, ret);
+		return accept_failed(c, ret, c->setup_step);
+	errno = 0;
+	if (rdma_accept(id, &param))
+		accept_failed(c, msga__neg_errno(ECONNABORTED), "rdma_accept");
 }
 
 int msga__bat_flush(struct msga__conn *c)

@@ -116,6 +116,7 @@ int msga__conn_setup(struct msga__conn *c)
 {
 	int ret = 0;
 
+	c->setup_step = "its device (another than the context's)";
 	if (c->cm->verbs != c->ctx->verbs)
 		return -ENODEV;
 	/*
@@ -123,22 +124,31 @@ int msga__conn_setup(struct msga__conn *c)
 	 * left EAGAIN. A failing call that sets none must not report it.)
 	 */
 	errno = 0;
+	c->setup_step = "its protection domain";
 	if (!c->pd && (ret = conn_pd(c)) < 0)
 		return ret;
 	if (!c->tx_tag) {
 		/* A subscriber's SEND/RECV data: its SRQ, posted already,
 		 * if it has room for one more connection. */
+		c->setup_step = "a place on the shared receive queue";
 		if (c->sub && !c->ring) {
 			ret = msga__srq_attach(c);
 			if (ret < 0)
 				return ret;
 		}
+		c->setup_step = "registering its buffers";
 		ret = conn_alloc_bufs(c);
 	}
-	if (!ret)
+	if (!ret) {
+		c->setup_step = "its completion queue or queue pair";
 		ret = conn_create_qp(c);
+	}
+	if (!ret)
+		c->setup_step = "posting its receives";
 	for (uint32_t i = 0; !ret && !c->srq && i < c->rx_depth; i++)
 		ret = msga__conn_post_recv(c, i);
+	if (!ret)
+		c->setup_step = NULL;
 	return ret;
 }
 

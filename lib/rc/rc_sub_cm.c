@@ -50,10 +50,15 @@ static int on_route(struct msga__conn *c)
 	uint8_t buf[MSGA__WIRE_HELLO_LEN + MSGA__AUTH_REQ_LEN];
 	int ret = msga__conn_setup(c);
 
-	if (!ret && c->ring && !c->ring_buf)
+	if (ret)
+		return msga__ctx_fail(c->ctx, ret, "subscriber: could not "
+				      "connect to %s: %s", c->peer,
+				      c->setup_step);
+	if (c->ring && !c->ring_buf)
 		ret = msga__ring_rx_setup(c);
 	if (ret)
-		return ret;
+		return msga__ctx_fail(c->ctx, ret, "subscriber: could not "
+				      "connect to %s: its ring", c->peer);
 	msga__conn_hello(c, &mine, 2);
 	msga__wire_hello_put(buf, &mine);
 	param.private_data = buf;
