@@ -644,15 +644,50 @@ void msga__mpub_on_group(struct msga__mgroup *g, int status)
 
 /*
  * msga_pub_flush of a reliable publisher: how long NAKs must have been
- * quiet. A lost tail shows at a subscriber with the stream's first
- * heartbeat, heartbeat_ms after its last message; its NAK follows within
- * MSGA__UD_NAK_DELAY_NS and is repeated every MSGA__UD_NAK_RETRY_NS. Two
- * heartbeat intervals and two retries cover a heartbeat looked at late
- * (every quarter interval) and one NAK lost.
+ * quiet. A subscriber learns of a lost tail only from a datagram that
+ * names the stream's last number, a heartbeat; its NAK follows within
+ * MSGA__UD_NAK_DELAY_NS and is repeated every MSGA__UD_NAK_RETRY_NS. The
+ * flush announces the tail itself (announce_tail) at the start of the
+ * period and then every announce_ns, so that two heartbeat intervals and
+ * two retries cover several announcements and one NAK lost.
  */
 static uint64_t quiet_ns(const struct msga_pub *pub)
 {
 	return 2 * pub->ud.hb_ns + 2 * MSGA__UD_NAK_RETRY_NS;
+}
+
+/* Half a heartbeat interval, and not more often than a NAK's retry. */
+static uint64_t announce_ns(const struct msga_pub *pub)
+{
+	return pub->ud.hb_ns / 2 > MSGA__UD_NAK_RETRY_NS ?
+	       pub->ud.hb_ns / 2 : MSGA__UD_NAK_RETRY_NS;
+}
+
+/*
+ * Each stream that sent something says where it ends: a heartbeat of its
+ * last number, the last one signalled so that the next look sees it
+ * done. The periodic heartbeat alone is one datagram, sent behind the
+ * burst whose loss it must reveal: a receiver still overrun then (under
+ * load, for longer than a heartbeat interval) loses it too, and the next
+ * comes only two intervals later, after the quiet period. 0, or -EAGAIN
+ * when the send queue had no room (tried again at the next look).
+ */
+static int announce_tail(struct msga_pub *pub)
+{
+	uint32_t last = pub->ntopics;
+
+	for (uint32_t i = 0; i < pub->ntopics; i++)
+		if (pub->topics[i].seq)
+			last = i;
+	for (uint32_t i = 0; last < pub->ntopics && i <= last; i++) {
+		if (!pub->topics[i].seq)
+			continue;
+		if (msga__mpub_post_ctl(pub, i, MSGA__UDW_HEARTBEAT,
+					pub->topics[i].seq, 0, i == last))
+			return -EAGAIN;
+		pub->st.keepalives++;
+	}
+	return 0;
 }
 
 /*
@@ -661,7 +696,8 @@ static uint64_t quiet_ns(const struct msga_pub *pub)
  * Unsignalled sends are made visible by one signalled heartbeat behind
  * them, which tells subscribers nothing but the stream's last number.
  * Reliable: besides, no NAK, resend or LOST for quiet_ns, counted from
- * the first look that saw the publisher's work counters where they are.
+ * the first look that saw the publisher's work counters where they are,
+ * the tail announced at its start and every announce_ns within it.
  */
 int msga__mpub_flushed(struct msga_pub *pub, int first)
 {
@@ -692,6 +728,12 @@ int msga__mpub_flushed(struct msga_pub *pub, int first)
 	if (work != pub->ud.flush_work) {
 		pub->ud.flush_work = work;
 		pub->ud.flush_quiet_ns = now;
+		pub->ud.flush_announce_ns = now;
 	}
-	return now - pub->ud.flush_quiet_ns >= quiet_ns(pub);
+	if (now - pub->ud.flush_quiet_ns >= quiet_ns(pub))
+		return 1;
+	if (msga__time_reached(now, pub->ud.flush_announce_ns) &&
+	    ep->state != MSGA__UDEP_RESTARTING && !announce_tail(pub))
+		pub->ud.flush_announce_ns = now + announce_ns(pub);
+	return 0;
 }

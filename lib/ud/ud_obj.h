@@ -78,8 +78,9 @@ struct msga__pub_ud {
 	uint32_t retx_sent;             /* datagrams for NAKs in it */
 	uint64_t naks_taken, retx_msgs, lost_sent;
 	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
-	/* msga_pub_flush of a reliable one: repair work seen, and since */
-	uint64_t flush_work, flush_quiet_ns;
+	/* msga_pub_flush of a reliable one: repair work seen, and since;
+	 * when it next announces each stream's tail (mcast_pub.c) */
+	uint64_t flush_work, flush_quiet_ns, flush_announce_ns;
 };
 
 /* A subscriber's multicast memberships and unicast UD streams (mcast_sub.c). */
