@@ -449,7 +449,7 @@ static int srq_connect_again(struct msga_ctx *cp, struct msga_sub *sub,
 			i++;
 		cr_assert_lt(i, SRQ_CONNS, "conn_id %u is not this round's",
 			     r->refused[seen]);
-		cr_log_warn("connection %d failed (%s; publisher: %s): "
+		cr_log_info("connection %d failed (%s; publisher: %s): "
 			    "connecting again", ids[i],
 			    msga_strerror(r->last_status),
 			    msga_ctx_last_error(cp));
@@ -563,7 +563,7 @@ static void srq_lift_memlock(void)
 	rl.rlim_cur = rl.rlim_max;
 	cr_assert_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0, "RLIMIT_MEMLOCK: %s",
 		     strerror(errno));
-	cr_log_warn("RLIMIT_MEMLOCK stays at %llu bytes (not root?): siw may "
+	cr_log_info("RLIMIT_MEMLOCK stays at %llu bytes (not root?): siw may "
 		    "refuse connections", (unsigned long long)rl.rlim_cur);
 }
 
