@@ -670,7 +670,9 @@ static uint64_t announce_ns(const struct msga_pub *pub)
  * burst whose loss it must reveal: a receiver still overrun then (under
  * load, for longer than a heartbeat interval) loses it too, and the next
  * comes only two intervals later, after the quiet period. 0, or -EAGAIN
- * when the send queue had no room (tried again at the next look).
+ * when the send queue had no room: the next look goes on from the topic
+ * that did not fit (more topics than the queue has room for are
+ * announced over several looks, each once).
  */
 static int announce_tail(struct msga_pub *pub)
 {
@@ -679,14 +681,18 @@ static int announce_tail(struct msga_pub *pub)
 	for (uint32_t i = 0; i < pub->ntopics; i++)
 		if (pub->topics[i].seq)
 			last = i;
-	for (uint32_t i = 0; last < pub->ntopics && i <= last; i++) {
+	for (uint32_t i = pub->ud.flush_announce_from;
+	     last < pub->ntopics && i <= last; i++) {
 		if (!pub->topics[i].seq)
 			continue;
 		if (msga__mpub_post_ctl(pub, i, MSGA__UDW_HEARTBEAT,
-					pub->topics[i].seq, 0, i == last))
+					pub->topics[i].seq, 0, i == last)) {
+			pub->ud.flush_announce_from = i;
 			return -EAGAIN;
+		}
 		pub->st.keepalives++;
 	}
+	pub->ud.flush_announce_from = 0;
 	return 0;
 }
 
@@ -729,6 +735,7 @@ int msga__mpub_flushed(struct msga_pub *pub, int first)
 		pub->ud.flush_work = work;
 		pub->ud.flush_quiet_ns = now;
 		pub->ud.flush_announce_ns = now;
+		pub->ud.flush_announce_from = 0;
 	}
 	if (now - pub->ud.flush_quiet_ns >= quiet_ns(pub))
 		return 1;

@@ -79,8 +79,10 @@ struct msga__pub_ud {
 	uint64_t naks_taken, retx_msgs, lost_sent;
 	uint64_t forged;                /* dropped: MAC (dgram_auth.c) */
 	/* msga_pub_flush of a reliable one: repair work seen, and since;
-	 * when it next announces each stream's tail (mcast_pub.c) */
+	 * when it next announces each stream's tail (mcast_pub.c), and the
+	 * topic the last announcement that found no room stopped at */
 	uint64_t flush_work, flush_quiet_ns, flush_announce_ns;
+	uint32_t flush_announce_from;
 };
 
 /* A subscriber's multicast memberships and unicast UD streams (mcast_sub.c). */
