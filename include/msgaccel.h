@@ -86,6 +86,8 @@ enum msga_ctx_flags {
 	MSGA_CTX_NO_STATS = 1u << 1,
 };
 
+struct msga_resolver_attr; /* (below) */
+
 /**
  * Attributes for msga_ctx_open(). Zero-fill, then set .size.
  * Device choice, in order: dev_name if set; else local_addr (resolved to a
@@ -130,7 +132,57 @@ struct msga_ctx_attr {
 	 * resolution waits MSGA_ROUTE_RESOLVE_MS at most. NULL = unused.
 	 */
 	const char *route_to;
+	/*
+	 * Since 0.11, topic resolution (msgaccel(7), TOPIC RESOLUTION):
+	 * the resolver group and whether this context's publishers
+	 * advertise their topics there. NULL: the defaults (group
+	 * MSGA_RESOLVER_GROUP_DEFAULT; no advertising; browsing with
+	 * msga_resolver_browse() still works).
+	 */
+	const struct msga_resolver_attr *resolver;
 };
+
+/*
+ * Since 0.11: topic resolution's settings (msga_ctx_attr.resolver).
+ * Zero-fill, then set .size; every 0 is the default. The resolver speaks
+ * kernel UDP, not verbs, so it works on every transport (iWARP too).
+ */
+struct msga_resolver_attr {
+	uint32_t size;          /* sizeof(struct msga_resolver_attr) */
+	uint32_t flags;         /* enum msga_resolver_flags */
+	/* "IPv4:PORT" of a multicast group; NULL = the default */
+	const char *group;
+	/*
+	 * Adverts taken only from these senders: numeric IPv4 addresses,
+	 * comma-separated, at most MSGA_RESOLVER_ALLOW_MAX; NULL = any.
+	 * (Queries are answered whoever asks: an answer tells only what
+	 * the adverts tell anyway.)
+	 */
+	const char *allow;
+	/*
+	 * An advert's schedule: at once when its topic is made, again after
+	 * fast_ms, the wait doubling up to fast_max_ms while the topic is
+	 * younger than fast_for_ms, then once every sustain_ms. 0 = 10,
+	 * 500, 5000 and 1000 ms. fast_ms <= fast_max_ms; each at most
+	 * MSGA_RESOLVER_PERIOD_MAX_MS.
+	 */
+	uint32_t fast_ms, fast_max_ms, fast_for_ms, sustain_ms;
+	/* All of the context's resolver traffic, bytes a second at most
+	 * (a token bucket a quarter of it deep); 0 = 262144. At least
+	 * MSGA_RESOLVER_RATE_MIN. */
+	uint32_t bytes_per_s;
+	uint32_t ttl;           /* the datagrams' multicast TTL; 0 = 1 */
+};
+
+enum msga_resolver_flags {
+	/* this context's publishers advertise their topics */
+	MSGA_RESOLVER_ADVERTISE = 1u << 0,
+};
+
+#define MSGA_RESOLVER_GROUP_DEFAULT "239.255.77.77:14977"
+#define MSGA_RESOLVER_ALLOW_MAX 16u
+#define MSGA_RESOLVER_PERIOD_MAX_MS 3600000u
+#define MSGA_RESOLVER_RATE_MIN 8192u
 
 /* The longest msga_ctx_open() waits to resolve route_to. */
 #define MSGA_ROUTE_RESOLVE_MS 2000u
@@ -1134,6 +1186,96 @@ MSGA_API int msga_ctx_poll(struct msga_ctx *ctx, int budget);
  * nobody), -EMFILE. Callbacks: yes.
  */
 MSGA_API int msga_ctx_fd(struct msga_ctx *ctx);
+
+/* ------------------------------------------------------------------ */
+/* Topic resolution (since 0.11; msgaccel(7), TOPIC RESOLUTION).       */
+/* ------------------------------------------------------------------ */
+
+/* What the context's resolver did and heard (msga_resolver_stats). */
+struct msga_resolver_stats {
+	uint32_t size;          /* sizeof(struct msga_resolver_stats), by caller */
+	uint32_t topic_slots;   /* msga_resolver_topic idx: 0 to topic_slots - 1 */
+	uint64_t advertised;    /* topics this context advertises now */
+	uint64_t topics;        /* (publisher, topic) pairs heard, kept now */
+	uint64_t publishers;    /* publishers heard, kept now */
+	uint64_t tx_dgrams, tx_bytes; /* sent: datagrams, their bytes */
+	uint64_t tx_adverts, tx_withdraws, tx_queries; /* records sent */
+	uint64_t tx_errors;     /* sends the kernel refused */
+	uint64_t budget_waits;  /* adverts late because the budget was spent */
+	uint64_t withdraw_lost; /* withdrawals that found the queue full */
+	uint64_t rx_dgrams, rx_bytes; /* taken: datagrams, their bytes */
+	uint64_t queries_answered; /* adverts brought forward by a query */
+	uint64_t queries_dropped;  /* query records over the work bound */
+	uint64_t rx_malformed;  /* dropped: not a valid resolver datagram */
+	uint64_t rx_forged;     /* dropped: a keyed context, MAC wrong or
+				 * missing */
+	uint64_t rx_not_allowed; /* dropped: a sender not in allow */
+	uint64_t rx_full;       /* adverts dropped: the table was full */
+	uint64_t rx_conflicts;  /* adverts dropped: an origin's endpoint
+				 * contradicted */
+	uint64_t rx_withdrawn;  /* topics withdrawn by their publisher */
+	uint64_t rx_expired;    /* topics forgotten: not heard for
+				 * MSGA_RESOLVER_TTL_MS */
+};
+
+/*
+ * A topic heard on the resolver group is forgotten after three of its
+ * publisher's advert periods without an advert (each advert says its
+ * period), and never sooner than this.
+ */
+#define MSGA_RESOLVER_TTL_MS 10000u
+/* Bounds of what one context keeps of what it heard. */
+#define MSGA_RESOLVER_PUBS_MAX 1024u
+#define MSGA_RESOLVER_TOPICS_MAX 131072u
+
+/**
+ * The counters of ctx's resolver into *st (set st->size first). A
+ * context that never used topic resolution has all of them 0. 0, or
+ * -EINVAL (a NULL pointer, st->size below 0.11's struct). Callbacks: yes.
+ */
+MSGA_API int msga_resolver_stats(const struct msga_ctx *ctx,
+				 struct msga_resolver_stats *st);
+
+/**
+ * Listen on ctx's resolver group for topics pattern matches (topic.h's
+ * rules: a name, or a prefix and "*"), and ask for them: a query goes out
+ * at once and again with the advert schedule's backoff, and every
+ * publisher that has such a topic answers within 50 ms. What is heard is
+ * kept (msga_resolver_topic()) until withdrawn or silent for
+ * MSGA_RESOLVER_TTL_MS. Up to MSGA_RESOLVER_BROWSE_MAX patterns; the
+ * same pattern again is a no-op. 0, or -EINVAL (ctx NULL, a bad pattern),
+ * -ENOSPC (patterns full), -ENOMEM, or the resolver socket's errno
+ * (-EADDRNOTAVAIL, ...); msga_ctx_last_error() says why. Callbacks: yes.
+ */
+MSGA_API int msga_resolver_browse(struct msga_ctx *ctx, const char *pattern);
+#define MSGA_RESOLVER_BROWSE_MAX 16u
+
+/* One (publisher, topic) heard (msga_resolver_topic). */
+struct msga_topic_info {
+	uint32_t size;          /* sizeof(struct msga_topic_info), by caller */
+	uint32_t flags;         /* enum msga_topic_info_flags */
+	char topic[MSGA_TOPIC_MAX + 1];
+	char uri[80];           /* where to subscribe: "rdma://IP:PORT",
+				 * "ud://IP:PORT", "mcast://GROUP" */
+	uint64_t origin;        /* the publisher (msga_msg.origin of its
+				 * multicast streams) */
+	uint64_t age_ms;        /* since it was last heard */
+	char sender[48];        /* the advert's source address */
+};
+
+enum msga_topic_info_flags {
+	MSGA_TOPIC_RELIABLE = 1u << 0, /* a MSGA_PUB_RELIABLE multicast */
+	MSGA_TOPIC_KEYS = 1u << 1,     /* the publisher wants keys */
+};
+
+/**
+ * The topic in slot idx, 0 to msga_resolver_stats()'s topic_slots - 1,
+ * into *ti (set ti->size first). 0, or -EINVAL (a NULL pointer,
+ * ti->size below 0.11's struct), -ENOENT (no topic in that slot now).
+ * Callbacks: yes.
+ */
+MSGA_API int msga_resolver_topic(const struct msga_ctx *ctx, uint32_t idx,
+				 struct msga_topic_info *ti);
 
 #ifdef __cplusplus
 }

@@ -93,7 +93,8 @@ static void expect_usage_error(const char *const *args, const char *what)
 Test(stat_opts, help_exits_0_and_names_every_option)
 {
 	static const char *const opts[] = { "-d", "-b", "-t", "-i", "-D",
-		"--json", "--no-local", "--stop-on-gap", "--busy-poll", "-v" };
+		"--json", "--no-local", "--stop-on-gap", "--busy-poll", "-v",
+		"--topics", "-g", "-k" };
 	char out_path[] = "/tmp/stat_help.XXXXXX", cmd[512], buf[4096];
 	int fd = mkstemp(out_path);
 
@@ -200,4 +201,20 @@ Test(stat_opts, valid_options_are_not_usage_errors)
 	cr_expect_neq(res.status, 2, "stderr: %s", res.err);
 	run_stat(ARGS("-t", "md.*", "-D", "0.5", GROUP), &res);
 	cr_expect_neq(res.status, 2, "stderr: %s", res.err);
+}
+
+Test(stat_opts, topics_mode_options)
+{
+	expect_usage_error(ARGS("--topics", GROUP), "--topics takes no uri");
+	expect_usage_error(ARGS("--topics", "-p", "1"), "does not go with");
+	expect_usage_error(ARGS("--topics", "-n", "2"), "does not go with");
+	expect_usage_error(ARGS("-g", "239.1.1.1:5", GROUP), "go with --topics");
+	expect_usage_error(ARGS("-k", "/etc/keys", GROUP), "go with --topics");
+	expect_usage_error(ARGS("--topics", "-g", "198.18.0.1:5"),
+			   "-g wants IPv4-group:PORT");
+	expect_usage_error(ARGS("--topics", "-g", "239.1.1.1"),
+			   "-g wants IPv4-group:PORT");
+	expect_usage_error(ARGS("--topics", "-g", "239.1.1.1:0"),
+			   "-g wants IPv4-group:PORT");
+	expect_usage_error(ARGS("--topics", "-t", "a*b"), "invalid -t");
 }

@@ -38,12 +38,14 @@ static struct msga__trw_advert adv(uint64_t origin, const char *topic)
 	return a;
 }
 
+static uint64_t ttl = 20; /* what heard() gives each advert */
+
 static int heard(uint64_t origin, const char *topic, uint64_t now,
 		 uint32_t *pub)
 {
 	struct msga__trw_advert a = adv(origin, topic);
 
-	return msga__tres_heard(&t, &a, now, pub);
+	return msga__tres_heard(&t, &a, now, ttl, pub);
 }
 
 Test(tres_table, bounds_are_checked)
@@ -86,13 +88,13 @@ Test(tres_table, an_origin_cannot_be_redirected, .init = setup,
 	struct msga__trw_advert a = adv(1, "md.a");
 	uint32_t p, q = 99;
 
-	cr_assert_eq(msga__tres_heard(&t, &a, 1, &p), MSGA__TRES_NEW_PUB);
+	cr_assert_eq(msga__tres_heard(&t, &a, 1, 20, &p), MSGA__TRES_NEW_PUB);
 	a.addr[15] = 66;
-	cr_expect_eq(msga__tres_heard(&t, &a, 2, &q), MSGA__TRES_CONFLICT);
+	cr_expect_eq(msga__tres_heard(&t, &a, 2, 20, &q), MSGA__TRES_CONFLICT);
 	cr_expect_eq(q, 99, "no slot given");
 	a = adv(1, "md.new");
 	a.port = 1;
-	cr_expect_eq(msga__tres_heard(&t, &a, 2, &q), MSGA__TRES_CONFLICT,
+	cr_expect_eq(msga__tres_heard(&t, &a, 2, 20, &q), MSGA__TRES_CONFLICT,
 		     "nor a new topic at another port");
 	a = adv(1, "md.a");
 	a.addr[15] = 66;
@@ -147,15 +149,15 @@ Test(tres_table, silence_expires_topics_and_publishers, .init = setup,
 	heard(2, "a", 100, &p2);
 	heard(1, "b", 150, &q); /* b refreshed */
 	heard(2, "a", 150, &q);
-	cr_expect_eq(msga__tres_expire(&t, 160, 20, on_gone, &g), 1);
+	cr_expect_eq(msga__tres_expire(&t, 160, on_gone, &g), 1);
 	cr_expect_eq(g.n, 0, "publisher 1 still has b");
 	cr_expect_eq(t.pub[p1].topics, 1);
-	cr_expect_eq(msga__tres_expire(&t, 171, 20, on_gone, &g), 2);
+	cr_expect_eq(msga__tres_expire(&t, 171, on_gone, &g), 2);
 	cr_expect_eq(g.n, 2);
 	cr_expect((g.pub[0] == p1 && g.pub[1] == p2) ||
 		  (g.pub[0] == p2 && g.pub[1] == p1));
 	cr_expect_eq(t.nent, 0);
-	cr_expect_eq(msga__tres_expire(&t, 1000, 20, NULL, NULL), 0);
+	cr_expect_eq(msga__tres_expire(&t, 1000, NULL, NULL), 0);
 }
 
 /* 10 000 forged origins and topics: at most 4 publishers and 64 topics
@@ -184,8 +186,28 @@ Test(tres_table, a_flood_stays_within_the_bounds, .init = setup,
 	cr_expect_eq(t.full, 10000 - 63);
 	cr_expect_eq(heard(7, "real", 3, &p), MSGA__TRES_KNOWN);
 	/* once the flood falls silent, room again */
+	ttl = 50;
 	heard(7, "real", 100, &p);
-	msga__tres_expire(&t, 100, 50, NULL, NULL);
+	msga__tres_expire(&t, 100, NULL, NULL);
+	ttl = 20;
 	cr_expect_eq(t.nent, 1);
 	cr_expect_eq(heard(8, "next", 101, &p), MSGA__TRES_NEW_PUB);
+}
+
+/* Each topic keeps the silence its own advert allowed. */
+Test(tres_table, each_topic_expires_after_its_own_ttl, .init = setup,
+     .fini = teardown)
+{
+	uint32_t p;
+
+	ttl = 10;
+	heard(1, "short", 100, &p);
+	ttl = 1000;
+	heard(2, "long", 100, &p);
+	ttl = 20;
+	cr_expect_eq(msga__tres_expire(&t, 111, NULL, NULL), 1);
+	cr_expect_eq(t.nent, 1);
+	cr_expect_eq(msga__tres_expire(&t, 1100, NULL, NULL), 0);
+	cr_expect_eq(msga__tres_expire(&t, 1101, NULL, NULL), 1);
+	cr_expect_eq(t.nent, 0);
 }

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "msgaccel.h"
 #include "stat_attach.h"
+#include "stat_topics.h"
 
 #define SCHEME "mcast://"
 /* Longest sleep in event mode: bounds the cost of a missed wake-up. */
@@ -47,6 +48,8 @@ struct opts {
 	struct member *members;
 	int nmembers;
 	long attach_pid;       /* -p; -a: -1; 0: join mode */
+	int topics;            /* --topics */
+	const char *group, *key_file; /* -g, -k */
 	int count;             /* -n */
 };
 
@@ -82,10 +85,17 @@ static void usage(void)
 {
 	printf("usage: msga_stat [options] mcast://GROUP[/BITS]...\n"
 	       "       msga_stat -p PID | -a [-i SEC] [-n COUNT] [--json]\n"
+	       "       msga_stat --topics [-g GROUP] [-t PATTERN] [-D SEC] [-k FILE]\n"
+	       "                 [-d DEV | -b ADDR] [--json]\n"
 	       "  -p PID          print the live counters of msgaccel process\n"
 	       "                  PID (read-only: it joins nothing)\n"
 	       "  -a              the same for every msgaccel process here\n"
 	       "  -n COUNT        with -p/-a: print COUNT times, then exit\n"
+	       "  --topics        list the topics advertised on a resolver group\n"
+	       "                  (listen -D SEC, default 2, then print)\n"
+	       "  -g GROUP        with --topics: IPv4-group:PORT (default\n"
+	       "                  " MSGA_RESOLVER_GROUP_DEFAULT ")\n"
+	       "  -k FILE         with --topics: key file of a keyed group\n"
 	       "  -d DEV          RDMA device (default: by -b, else any)\n"
 	       "  -b ADDR         local IP: picks the device, joins groups\n"
 	       "  -t PATTERN      topic name or prefix* (default *)\n"
@@ -148,6 +158,27 @@ static void check_addr(const char *s)
 		usage_error("-b wants a numeric IP address, not '%s'", s);
 }
 
+/* -g: "a.b.c.d:PORT", an IPv4 multicast group (the library says so too,
+ * but only after opening a device). */
+static void check_group(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET_ADDRSTRLEN];
+	struct in_addr a;
+	char *end;
+	unsigned long port;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		usage_error("-g wants IPv4-group:PORT, not '%s'", s);
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (inet_pton(AF_INET, host, &a) != 1 ||
+	    !IN_MULTICAST(ntohl(a.s_addr)) || !colon[1] || *end || !port ||
+	    port > 65535)
+		usage_error("-g wants IPv4-group:PORT, not '%s'", s);
+}
+
 /* The library checks the group itself; here only what needs no device. */
 static void check_uri(const char *s)
 {
@@ -182,6 +213,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "no-local", no_argument, NULL, 'L' },
 		{ "stop-on-gap", no_argument, NULL, 'G' },
 		{ "busy-poll", no_argument, NULL, 'P' },
+		{ "topics", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -190,7 +222,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .pattern = "*", .interval = 1 };
 	opterr = 0; /* one line of our own, not getopt's */
-	while ((c = getopt_long(argc, argv, ":d:b:t:i:D:p:an:vh", longs,
+	while ((c = getopt_long(argc, argv, ":d:b:t:i:D:p:an:g:k:vh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -202,6 +234,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'L': o->no_local = 1; break;
 		case 'G': o->stop_on_gap = 1; break;
 		case 'P': o->busy = 1; break;
+		case 'T': o->topics = 1; break;
+		case 'g': check_group(optarg); o->group = optarg; break;
+		case 'k': o->key_file = optarg; break;
 		case 'v': o->verbose = 1; break;
 		case 'p': o->attach_pid = parse_count(optarg, 1, "-p"); break;
 		case 'a': o->attach_pid = -1; break;
@@ -223,6 +258,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (msga_pattern_check(o->pattern))
 		usage_error("invalid -t '%s': a topic name or prefix*, from "
 			    "[A-Za-z0-9._/-]", o->pattern);
+	if ((o->group || o->key_file) && !o->topics)
+		usage_error("%s", "-g and -k go with --topics");
+	if (o->topics) {
+		if (o->attach_pid || o->count)
+			usage_error("%s", "--topics does not go with -p, -a or -n");
+		if (optind < argc)
+			usage_error("%s", "--topics takes no uri");
+		return;
+	}
 	if (o->attach_pid) {
 		if (optind < argc)
 			usage_error("%s", "-p and -a take no uri");
@@ -647,6 +691,16 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_signals();
+	if (o.topics) {
+		struct topics_opts t = {
+			.dev = o.dev, .bind = o.bind, .group = o.group,
+			.key_file = o.key_file, .pattern = o.pattern,
+			.duration = o.duration > 0 ? o.duration : 2,
+			.json = o.json, .stop = &stop,
+		};
+
+		return msga_stat_topics(&t);
+	}
 	if (o.attach_pid) {
 		struct attach_opts a = {
 			.pid = o.attach_pid > 0 ? o.attach_pid : 0,

@@ -18,6 +18,7 @@
 
 #include "keyfile.h"
 #include "pubsub.h"
+#include "resolver.h"
 #include "reject_limit.h"
 #include "slow_consumer.h"
 #include "stat_export.h"
@@ -33,6 +34,7 @@
 
 static const struct msga__ep_ops pub_ep_ops;
 static void pub_free(struct msga_pub *pub);
+static void pub_withdraw(struct msga_pub *pub);
 
 
 static int pub_alloc(struct msga_pub *pub)
@@ -319,6 +321,7 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 			return; /* a callback during the linger destroyed it */
 	}
 	pub_ring(pub); /* (nothing committed stays held back) */
+	pub_withdraw(pub);
 	if (pub->ops->close)
 		pub->ops->close(pub); /* (multicast: each stream's END) */
 	if (pub->ctx->busy)
@@ -329,6 +332,7 @@ MSGA_API void msga_pub_destroy(struct msga_pub *pub)
 
 static void pub_free(struct msga_pub *pub)
 {
+	pub_withdraw(pub); /* (a half-made publisher's) */
 	for (uint32_t i = 0; i < pub->rc.nallow; i++)
 		free(pub->rc.allow[i]);
 	free(pub->rc.allow);
@@ -378,6 +382,40 @@ static int topic_ok(const struct msga_pub *pub, uint32_t topic_id)
 	return topic_id < pub->ntopics;
 }
 
+/*
+ * Topic resolution: in a context that advertises, topic_id's advert
+ * starts (lib/core/resolver.h). 0, or -errno (the topic is not made:
+ * a publisher that says it advertises must be found).
+ */
+static int pub_advertise(struct msga_pub *pub, uint32_t topic_id)
+{
+	struct msga__trw_advert a = { .kind = 0 };
+
+	if (!msga__resolver_advertises(pub->ctx) || !pub->ops->advert)
+		return 0;
+	if (!pub->adverts) {
+		pub->adverts = calloc(MSGA_PUB_TOPICS_MAX,
+				      sizeof(*pub->adverts));
+		if (!pub->adverts)
+			return msga__ctx_fail(pub->ctx, -ENOMEM,
+					      "msga_pub_topic: advert");
+	}
+	pub->ops->advert(pub, topic_id, &a);
+	strcpy(a.topic, pub->topics[topic_id].name); /* (checked: fits) */
+	return msga__resolver_add(pub->ctx, &a, &pub->adverts[topic_id]);
+}
+
+/* A clean end: every advertised topic is withdrawn on the group. */
+static void pub_withdraw(struct msga_pub *pub)
+{
+	if (!pub->adverts)
+		return;
+	for (uint32_t i = 0; i < pub->ntopics; i++)
+		msga__resolver_del(pub->ctx, pub->adverts[i]);
+	free(pub->adverts);
+	pub->adverts = NULL;
+}
+
 MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 			    uint32_t *topic_id)
 {
@@ -397,6 +435,8 @@ MSGA_API int msga_pub_topic(struct msga_pub *pub, const char *name,
 		pub->topics[i].seq = 0;
 		pub->ntopics++;
 		ret = pub->ops->topic_added(pub, i);
+		if (!ret)
+			ret = pub_advertise(pub, i);
 		if (ret) {
 			pub->ntopics--; /* (it never was) */
 			return ret;

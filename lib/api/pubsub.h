@@ -28,6 +28,7 @@
 #include "repair.h"
 #include "retain.h"
 #include "topic.h"
+#include "tres_wire.h"
 #include "ud_stream.h"
 #include "wire.h"
 #include "wr_batch.h"
@@ -174,6 +175,11 @@ struct msga__pub_ops {
 	/* post what its send queues hold back (doorbell.h): 0, or the
 	 * first -errno of a queue that died at it */
 	int (*doorbell)(struct msga_pub *pub);
+	/* (0.11) topic resolution: what a subscriber needs to reach
+	 * topic_id, into a (kind, flags, port, addr, origin; the caller
+	 * sets the topic). An unspecified address: the context's own. */
+	void (*advert)(const struct msga_pub *pub, uint32_t topic_id,
+		       struct msga__trw_advert *a);
 };
 
 /* The tables msga_pub_create() picks from, by the uri's scheme. */
@@ -196,6 +202,9 @@ struct msga_pub {
 	struct msga__export *exp;      /* live counters (stat_export.c) */
 	struct msga__topic *topics;
 	uint32_t ntopics;
+	/* topic resolution (lib/core/resolver.h): each topic's advert,
+	 * NULL when its context does not advertise */
+	struct msga__tres_adv **adverts;
 
 	/* shared send buffers, one per claimed message (free stack) */
 	char *tx_buf;

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "stat_file.h"
 #include "endpoint.h"
+#include "resolver.h"
 
 /* The part of struct msga_ctx_attr that version 0.1 callers must pass. */
 #define CTX_ATTR_MIN_SIZE (offsetof(struct msga_ctx_attr, port) + 1)
@@ -210,6 +211,9 @@ MSGA_API int msga_ctx_open(const struct msga_ctx_attr *attr,
 	ret = ctx_alloc_resources(ctx);
 	if (ret)
 		goto fail;
+	ret = msga__resolver_open(ctx, attr);
+	if (ret)
+		goto fail;
 	/* (best effort: a context without its file still works) */
 	if (!(ctx->flags & MSGA_CTX_NO_STATS))
 		msga__stat_file_open(ctx);
@@ -238,6 +242,7 @@ MSGA_API void msga_ctx_close(struct msga_ctx *ctx)
 	 * them holds.) */
 	ctx->closing = 1;
 	msga__ctx_endpoints_close(ctx);
+	msga__resolver_close(ctx); /* (after the publishers' withdrawals) */
 	msga__stat_file_close(ctx);
 	if (ctx->comp_channel)
 		ibv_destroy_comp_channel(ctx->comp_channel);

@@ -125,6 +125,9 @@ void msga__ctx_cm_soon(struct msga_ctx *ctx);
 void msga__ctx_timer_arm(struct msga_ctx *ctx, uint64_t now,
 			 uint64_t delay_ns);
 void msga__ctx_timer_ack(struct msga_ctx *ctx);
+/* Event mode: fd (readable: work for the next poll) joins msga_ctx_fd()'s
+ * set. 0 or -errno. */
+int msga__ctx_watch_fd(struct msga_ctx *ctx, int fd);
 
 /* msga_ctx_close(): every object, then every endpoint, destroyed. */
 void msga__ctx_endpoints_close(struct msga_ctx *ctx);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "endpoint.h"
+#include "resolver.h"
 #include "stat_file.h"
 
 #define CM_PDATA_MAX 256
@@ -241,6 +242,11 @@ static void run_timers(struct msga_ctx *ctx, uint64_t now)
 	uint64_t next = tick_list(&ctx->eps, now, UINT64_MAX);
 
 	next = tick_list(&ctx->objs, now, next);
+	if (ctx->resolver) {
+		uint64_t due = msga__resolver_tick(ctx, now);
+
+		next = due < next ? due : next;
+	}
 	msga__stat_file_touch(ctx, now); /* (the file's heartbeat) */
 	if (ctx->evmode && next != UINT64_MAX)
 		msga__ctx_timer_arm(ctx, now, (int64_t)(next - now) > 0 ?

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "endpoint.h"
+#include "resolver.h"
 
 static int set_nonblock(int fd)
 {
@@ -109,6 +110,8 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 		ret = ep_add(epfd, ctx->cm_ch->fd);
 	if (!ret)
 		ret = ep_add(epfd, ctx->timerfd);
+	if (!ret && msga__resolver_fd(ctx) >= 0)
+		ret = ep_add(epfd, msga__resolver_fd(ctx));
 	if (ret) {
 		close(ctx->timerfd);
 		close(epfd);
@@ -118,6 +121,11 @@ MSGA_API int msga_ctx_fd(struct msga_ctx *ctx)
 	ctx->evmode = 1;
 	arm_existing(ctx);
 	return epfd;
+}
+
+int msga__ctx_watch_fd(struct msga_ctx *ctx, int fd)
+{
+	return ep_add(ctx->epfd, fd);
 }
 
 /* Wake no later than delay_ns from now (an earlier wake-up stays). */

@@ -82,6 +82,8 @@ struct msga_ctx {
 	/* live counters (stat_file.c): NULL = none */
 	struct msga__stat_file *stat_file;
 	uint32_t stat_ids;                /* ids of the objects exported */
+	/* topic resolution (resolver.h): NULL until configured or used */
+	struct msga__resolver *resolver;
 };
 
 /*
@@ -153,6 +155,13 @@ static inline uint64_t msga__now_ns(void)
 {
 	return msga__mono_ns();
 }
+
+/*
+ * An address of ctx's device port, of family (AF_INET, AF_INET6 or
+ * AF_UNSPEC: either), port 0: 0, or -EADDRNOTAVAIL (own_addr.c).
+ */
+int msga__ctx_own_addr(struct msga_ctx *ctx, int family,
+		       struct sockaddr_storage *ss);
 
 /* Device selection (device_select.c). */
 int msga__select_device(struct msga_ctx *ctx, const struct msga_ctx_attr *attr);

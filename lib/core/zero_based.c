@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,47 +223,6 @@ struct iw_probe {
 	struct probe p;
 };
 
-/* Whether sa is an address of this context's device (a bind says). */
-static int addr_is_ours(struct msga_ctx *ctx, const struct sockaddr *sa)
-{
-	struct rdma_cm_id *id;
-	int ours;
-
-	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
-		return 0;
-	ours = !rdma_bind_addr(id, (struct sockaddr *)sa) &&
-	       id->verbs == ctx->verbs && id->port_num == ctx->port;
-	rdma_destroy_id(id);
-	return ours;
-}
-
-/* The device's own address: the one it was opened by, else its first. */
-static int iw_own_addr(struct msga_ctx *ctx, struct sockaddr_storage *ss)
-{
-	struct ifaddrs *all, *ifa;
-	int ret = -1;
-
-	if (ctx->has_local) {
-		*ss = ctx->local_ss;
-		return 0;
-	}
-	if (getifaddrs(&all))
-		return -1;
-	for (ifa = all; ifa && ret; ifa = ifa->ifa_next) {
-		if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET &&
-				       ifa->ifa_addr->sa_family != AF_INET6))
-			continue;
-		if (!addr_is_ours(ctx, ifa->ifa_addr))
-			continue;
-		memset(ss, 0, sizeof(*ss));
-		memcpy(ss, ifa->ifa_addr, ifa->ifa_addr->sa_family == AF_INET ?
-		       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
-		ret = 0;
-	}
-	freeifaddrs(all);
-	return ret;
-}
-
 static void set_port(struct sockaddr_storage *ss, uint16_t port_be)
 {
 	if (ss->ss_family == AF_INET)
@@ -335,7 +293,7 @@ static int iw_connect(struct msga_ctx *ctx, struct iw_probe *w, uint64_t end)
 	struct sockaddr_storage at, to;
 	struct pollfd pfd;
 
-	if (iw_own_addr(ctx, &at))
+	if (msga__ctx_own_addr(ctx, AF_UNSPEC, &at))
 		return -1;
 	set_port(&at, 0);
 	w->ch = rdma_create_event_channel();

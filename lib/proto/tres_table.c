@@ -105,7 +105,7 @@ static int same_endpoint(const struct msga__tres_pub *p,
 
 int msga__tres_heard(struct msga__tres_table *t,
 		     const struct msga__trw_advert *a, uint64_t now,
-		     uint32_t *pub)
+		     uint64_t ttl_ns, uint32_t *pub)
 {
 	uint32_t *link, e, p, spare;
 	int fresh;
@@ -118,6 +118,7 @@ int msga__tres_heard(struct msga__tres_table *t,
 	e = ent_find(t, a->origin, a->topic, &link);
 	if (e != NIL) {
 		t->ent[e].heard_ns = now;
+		t->ent[e].ttl_ns = ttl_ns;
 		*pub = t->ent[e].pub;
 		return MSGA__TRES_KNOWN;
 	}
@@ -138,6 +139,7 @@ int msga__tres_heard(struct msga__tres_table *t,
 	t->free_ent = t->ent[e].next;
 	t->ent[e].origin = a->origin;
 	t->ent[e].heard_ns = now;
+	t->ent[e].ttl_ns = ttl_ns;
 	t->ent[e].pub = p;
 	strcpy(t->ent[e].topic, a->topic); /* (checked: fits) */
 	t->ent[e].next = NIL;
@@ -154,6 +156,7 @@ static int ent_drop(struct msga__tres_table *t, uint32_t *link, uint32_t e)
 	struct msga__tres_pub *p = &t->pub[t->ent[e].pub];
 
 	*link = t->ent[e].next;
+	t->ent[e].topic[0] = '\0'; /* (free: msga_resolver_topic skips it) */
 	t->ent[e].next = t->free_ent;
 	t->free_ent = e;
 	t->nent--;
@@ -176,7 +179,6 @@ int msga__tres_withdrawn(struct msga__tres_table *t,
 }
 
 uint32_t msga__tres_expire(struct msga__tres_table *t, uint64_t now,
-			   uint64_t ttl_ns,
 			   void (*gone)(void *user, uint32_t pub),
 			   void *user)
 {
@@ -188,7 +190,7 @@ uint32_t msga__tres_expire(struct msga__tres_table *t, uint64_t now,
 		while (*link != NIL) {
 			uint32_t e = *link, p = t->ent[e].pub;
 
-			if (now - t->ent[e].heard_ns <= ttl_ns) {
+			if (now - t->ent[e].heard_ns <= t->ent[e].ttl_ns) {
 				link = &t->ent[e].next;
 				continue;
 			}

@@ -35,9 +35,10 @@ struct msga__tres_pub {
 	uint32_t topics;
 };
 
-/* One (origin, topic) heard, in a hash chain. */
+/* One (origin, topic) heard, in a hash chain; a free one's topic is "". */
 struct msga__tres_ent {
 	uint64_t origin, heard_ns;
+	uint64_t ttl_ns;               /* forgotten after this silence */
 	uint32_t pub, next;
 	char topic[MSGA_TOPIC_MAX + 1];
 };
@@ -68,11 +69,12 @@ int msga__tres_table_init(struct msga__tres_table *t, uint32_t pub_max,
 			  uint32_t ent_max);
 void msga__tres_table_fini(struct msga__tres_table *t);
 
-/* An advert (checked by tres_wire.c) heard at now: MSGA__TRES_*, and the
- * publisher's slot in *pub (unless FULL or CONFLICT). */
+/* An advert (checked by tres_wire.c) heard at now, to be forgotten
+ * after ttl_ns without another: MSGA__TRES_*, and the publisher's slot in
+ * *pub (unless FULL or CONFLICT). */
 int msga__tres_heard(struct msga__tres_table *t,
 		     const struct msga__trw_advert *a, uint64_t now,
-		     uint32_t *pub);
+		     uint64_t ttl_ns, uint32_t *pub);
 /*
  * A withdrawal: 0 if the table did not have the topic (or the record
  * names another endpoint than its origin's: counted), 1 if it is gone,
@@ -82,12 +84,11 @@ int msga__tres_heard(struct msga__tres_table *t,
 int msga__tres_withdrawn(struct msga__tres_table *t,
 			 const struct msga__trw_advert *a, uint32_t *pub);
 /*
- * Forget what has not been heard since now - ttl_ns; gone(user, slot) for
+ * Forget each topic not heard for its ttl_ns by now; gone(user, slot) for
  * each publisher that loses its last topic so. The topics forgotten.
  * It walks every chain: call it about once a second, not per advert.
  */
 uint32_t msga__tres_expire(struct msga__tres_table *t, uint64_t now,
-			   uint64_t ttl_ns,
 			   void (*gone)(void *user, uint32_t pub),
 			   void *user);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include "byteorder.h"
 #include "topic.h"
@@ -13,6 +14,17 @@
 
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 				       0xff, 0xff };
+
+void msga__trw_addr_of(uint8_t addr[16], const struct sockaddr *sa)
+{
+	memset(addr, 0, 16);
+	if (sa->sa_family == AF_INET6) {
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else if (sa->sa_family == AF_INET) {
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+}
 
 static int addr_is_group(const uint8_t a[16])
 {
@@ -162,6 +174,12 @@ static uint32_t record_len(uint8_t type, const uint8_t *p, uint32_t left)
 	return MSGA__TRW_ADV_FIXED + n;
 }
 
+void msga__trw_period(struct msga__trw_enc *e, uint32_t period_ms)
+{
+	if (e->buf[5] != MSGA__TRW_QUERY)
+		msga__put32(e->buf + 20, period_ms);
+}
+
 int msga__trw_open(const void *buf, uint32_t n, struct msga__trw_dec *d)
 {
 	const uint8_t *p = buf;
@@ -170,7 +188,7 @@ int msga__trw_open(const void *buf, uint32_t n, struct msga__trw_dec *d)
 	if (n < MSGA__TRW_HDR || n > MSGA__TRW_DGRAM_MAX ||
 	    msga__get32(p) != MSGA__TRW_MAGIC || p[4] != MSGA__TRW_VERSION ||
 	    p[5] < MSGA__TRW_ADVERT || p[5] > MSGA__TRW_QUERY ||
-	    msga__get32(p + 20))
+	    (p[5] == MSGA__TRW_QUERY && msga__get32(p + 20)))
 		return -EPROTO;
 	count = msga__get16(p + 6);
 	if (!count || count > MSGA__TRW_RECS_MAX)
@@ -191,6 +209,7 @@ int msga__trw_open(const void *buf, uint32_t n, struct msga__trw_dec *d)
 	d->type = p[5];
 	d->sender = msga__get64(p + 8);
 	d->seq = msga__get32(p + 16);
+	d->period_ms = msga__get32(p + 20);
 	return 0;
 }
 

@@ -17,7 +17,11 @@
  *   6  u16 count    records, 1 to MSGA__TRW_RECS_MAX
  *   8  u64 sender   the sending context's instance (random at open)
  *  16  u32 seq      the sender's datagram number (wraps)
- *  20  u32 zero
+ *  20  u32 period   advert and withdraw: the longest the sender's
+ *                   adverts now take to come round again, ms (its
+ *                   sustain period, or longer when its byte budget
+ *                   stretches it); a browser forgets a topic after a
+ *                   few of them. Query: zero.
  *
  * An advert or withdraw record, 29 bytes and its topic name:
  *
@@ -93,6 +97,7 @@ struct msga__trw_dec {
 	uint8_t type;
 	uint64_t sender;
 	uint32_t seq;
+	uint32_t period_ms;
 };
 
 /*
@@ -109,12 +114,19 @@ void msga__trw_begin(struct msga__trw_enc *e, void *buf, uint32_t cap,
  */
 int msga__trw_add_advert(struct msga__trw_enc *e,
 			 const struct msga__trw_advert *a);
+/* An advert or withdraw datagram's period field (header offset 20). */
+void msga__trw_period(struct msga__trw_enc *e, uint32_t period_ms);
 /* Add a query record: 0, -ENOSPC, or -EINVAL (a bad pattern, or the
  * datagram is not a query). */
 int msga__trw_add_query(struct msga__trw_enc *e, const char *pattern);
 /* The datagram's length, its count written; 0 when it has no record
  * (nothing to send). */
 uint32_t msga__trw_end(struct msga__trw_enc *e);
+
+/* A socket address's IP as a record's addr: IPv6, or IPv4 mapped; any
+ * other family, the unspecified address. */
+struct sockaddr;
+void msga__trw_addr_of(uint8_t addr[16], const struct sockaddr *sa);
 
 /* Check n bytes at buf whole: 0 with d ready to read, or -EPROTO. */
 int msga__trw_open(const void *buf, uint32_t n, struct msga__trw_dec *d);

@@ -36,6 +36,7 @@ struct msga__pub_rc {
 	uint32_t nhandshakes;          /* accepted, not yet subscribed */
 	uint32_t max_handshakes;
 	uint64_t handshake_ns;
+	uint64_t origin;               /* its id in topic resolution's adverts */
 };
 
 /* The rdma:// subscriber's part of struct msga_sub (sub->rc). */

@@ -32,6 +32,7 @@ static int rc_pub_open(struct msga_pub *pub, const struct msga__pub_args *a)
 
 	if (msga__parse_uri(a->uri, &ss)) /* (checked: rc_pub_check) */
 		return -EINVAL;
+	msga__auth_random(&pub->rc.origin, sizeof(pub->rc.origin));
 	ret = msga__ctx_cm_channel(ctx);
 	if (ret)
 		return ret;
@@ -76,6 +77,18 @@ static int rc_pub_port(const struct msga_pub *pub)
 	if (!pub->rc.listen)
 		return -EINVAL;
 	return ntohs(rdma_get_src_port(pub->rc.listen));
+}
+
+/* Reached at the listening address (unspecified: the context's own). */
+static void rc_pub_advert(const struct msga_pub *pub, uint32_t topic_id,
+			  struct msga__trw_advert *a)
+{
+	(void)topic_id;
+	a->kind = MSGA__TRW_RC;
+	a->flags = pub->ctx->keys ? MSGA__TRW_F_KEYS : 0;
+	a->port = (uint16_t)rc_pub_port(pub);
+	msga__trw_addr_of(a->addr, rdma_get_local_addr(pub->rc.listen));
+	a->origin = pub->rc.origin;
 }
 
 static int rc_pub_subscribers(const struct msga_pub *pub)
@@ -193,4 +206,5 @@ const struct msga__pub_ops msga__rc_pub_ops = {
 	.conn_stats = rc_pub_conn_stats,
 	.flushed = msga__rc_pub_flushed,
 	.doorbell = rc_pub_doorbell,
+	.advert = rc_pub_advert,
 };

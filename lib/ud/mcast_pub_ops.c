@@ -61,6 +61,21 @@ static int mpub_progress(struct msga_pub *pub)
 	return 1;
 }
 
+/* A topic's group (line A: a subscriber by name joins one line). */
+static void mpub_advert(const struct msga_pub *pub, uint32_t topic_id,
+			struct msga__trw_advert *a)
+{
+	const struct msga__udep *ep = pub->ud.ep;
+
+	a->kind = MSGA__TRW_MCAST;
+	a->flags = (pub->flags & MSGA_PUB_RELIABLE ? MSGA__TRW_F_RELIABLE : 0) |
+		   (pub->flags & MSGA_PUB_MAC ? MSGA__TRW_F_KEYS : 0);
+	a->port = 0;
+	msga__trw_addr_of(a->addr, (const struct sockaddr *)
+			  &ep->groups[pub->topics[topic_id].group].addr);
+	a->origin = pub->ud.origin;
+}
+
 static int mpub_port(const struct msga_pub *pub)
 {
 	return -EOPNOTSUPP; /* a group has no port */
@@ -155,6 +170,7 @@ const struct msga__pub_ops msga__mcast_pub_ops = {
 	.conn_stats = mpub_conn_stats,
 	.flushed = msga__mpub_flushed,
 	.doorbell = mpub_doorbell,
+	.advert = mpub_advert,
 };
 
 static int upub_check(struct msga_ctx *ctx, const struct msga_pub_attr *attr)
@@ -184,6 +200,18 @@ static int upub_port(const struct msga_pub *pub)
 	return ntohs(rdma_get_src_port(pub->ud.ep->cm));
 }
 
+/* Reached at its endpoint's address (unspecified: the context's own). */
+static void upub_advert(const struct msga_pub *pub, uint32_t topic_id,
+			struct msga__trw_advert *a)
+{
+	(void)topic_id;
+	a->kind = MSGA__TRW_UD;
+	a->flags = pub->ctx->keys ? MSGA__TRW_F_KEYS : 0;
+	a->port = (uint16_t)upub_port(pub);
+	msga__trw_addr_of(a->addr, rdma_get_local_addr(pub->ud.ep->cm));
+	a->origin = pub->ud.origin;
+}
+
 static int upub_subscribers(const struct msga_pub *pub)
 {
 	return pub->ud.ndests;
@@ -205,4 +233,5 @@ const struct msga__pub_ops msga__ud_pub_ops = {
 	.conn_stats = upub_conn_stats,
 	.flushed = msga__mpub_flushed,
 	.doorbell = mpub_doorbell,
+	.advert = upub_advert,
 };

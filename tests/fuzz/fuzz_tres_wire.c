@@ -39,7 +39,7 @@ static void into_table(const struct msga__trw_dec *d)
 			FUZZ_CHECK(w >= 0 && w <= 2);
 			FUZZ_CHECK(!w || p < PUBS);
 		} else {
-			int h = msga__tres_heard(&t, &a, d->seq, &p);
+			int h = msga__tres_heard(&t, &a, d->seq, 1000, &p);
 
 			FUZZ_CHECK(h >= MSGA__TRES_KNOWN &&
 				   h <= MSGA__TRES_CONFLICT);
@@ -49,7 +49,7 @@ static void into_table(const struct msga__trw_dec *d)
 		}
 	}
 	if (d->sender & 1)
-		msga__tres_expire(&t, d->seq, 1000, NULL, NULL);
+		msga__tres_expire(&t, d->seq, NULL, NULL);
 	for (uint32_t i = 0; i < PUBS; i++)
 		topics += t.pub[i].topics;
 	FUZZ_CHECK(t.nent <= ENTS && topics == t.nent);
