@@ -1114,6 +1114,16 @@ Test(tools, old_ofed_rdma_bw_command_line)
 	cr_expect_null(strstr(c.out, "#bytes"), "new header in old output: %s",
 		       c.out);
 	proc_free(&c);
+
+	/* The old -b: both ways at once, the sum reported. */
+	old_pair(sv, (const char *const[]){ "rdma_bw", "-c", "-b", "-n", "200",
+		 NULL }, &c);
+	cr_log_info("rdma_bw -c -b -n 200 %s:\n%s", devtest_env()->addr, c.out);
+	cr_expect_not_null(strstr(c.out, "| duplex=1 | cma=1 |"),
+			   "parameter line: %s", c.out);
+	cr_expect_gt(old_value(c.out, "Bandwidth average:", "MB/sec"), 0.0,
+		     "%s", c.out);
+	proc_free(&c);
 }
 
 Test(tools, bad_options_exit_2_with_one_line)
