@@ -202,23 +202,16 @@ static void client_args(struct args *a, const char *tool, int port,
 }
 
 /*
- * Run one server (--once) and one client; both must exit 0. The client's
- * stdout is left in *client for the caller.
+ * Start the server sv (which must serve one client) and the client cl;
+ * both must exit 0. The client's stdout is left in *client.
  */
-static void run_pair(const char *tool, const char *const *sv_extra,
-		     const char *const *cl_extra, struct proc *client)
+static void run_argvs(const char *const *sv, const char *const *cl,
+		      struct proc *client)
 {
-	static const char *const once[] = { "--once", NULL };
-	struct args sa, ca;
 	struct proc server;
-	int port = next_port();
 
-	server_args(&sa, tool, port, sv_extra ? sv_extra : once);
-	if (sv_extra)
-		args_add(&sa, "--once");
-	client_args(&ca, tool, port, cl_extra);
-	proc_start(&server, sa.v);
-	proc_start(client, ca.v);
+	proc_start(&server, sv);
+	proc_start(client, cl);
 	proc_wait(client, TOOL_TIMEOUT_S);
 	proc_wait(&server, 30);
 	cr_assert_eq(client->status, 0, "client exit %d; stderr: %s; server stderr: %s",
@@ -226,6 +219,21 @@ static void run_pair(const char *tool, const char *const *sv_extra,
 	cr_assert_eq(server.status, 0, "server exit %d; stderr: %s",
 		     server.status, server.err);
 	proc_free(&server);
+}
+
+/* Run one server (--once) and one client of tool with these options. */
+static void run_pair(const char *tool, const char *const *sv_extra,
+		     const char *const *cl_extra, struct proc *client)
+{
+	static const char *const once[] = { "--once", NULL };
+	struct args sa, ca;
+	int port = next_port();
+
+	server_args(&sa, tool, port, sv_extra ? sv_extra : once);
+	if (sv_extra)
+		args_add(&sa, "--once");
+	client_args(&ca, tool, port, cl_extra);
+	run_argvs(sa.v, ca.v, client);
 }
 
 /* ------------------------------------------------------------ tiny JSON */
@@ -1010,6 +1018,114 @@ Test(tools, server_survives_a_vanished_client)
 	proc_free(&c2);
 }
 
+/* ------------------------------------------------------------ old OFED */
+
+/*
+ * One old OFED pair exactly as a report printed it: the server is argv
+ * words (default port 18515, every address), the client the same words
+ * and the test address. Like the old server, ours ends after one client.
+ */
+static void old_pair(const char *const *sv, const char *const *cl,
+		     struct proc *client)
+{
+	struct args ca;
+
+	memset(&ca, 0, sizeof(ca));
+	args_list(&ca, cl);
+	args_add(&ca, devtest_env()->addr);
+	run_argvs(sv, ca.v, client);
+}
+
+/* The number after "label" on a line of its own in out, or -1. */
+static double old_value(const char *out, const char *label, const char *unit)
+{
+	const char *l = strstr(out, label);
+	char u[16];
+	double v;
+
+	if (!l || (l != out && l[-1] != '\n' && l[-1] != ' '))
+		return -1.0;
+	if (sscanf(l + strlen(label), "%lf %15s", &v, u) != 2 ||
+	    strcmp(u, unit))
+		return -1.0;
+	return v;
+}
+
+/*
+ * The Chelsio T5 report's lines, "rdma_lat -c -I 64" and "rdma_lat -c -I
+ * 64 ADDR": an RDMA write ping-pong over rdma_cm, reported in the old
+ * tool's three lines and nothing else.
+ */
+Test(tools, old_ofed_rdma_lat_command_line)
+{
+	static const char *const sv[] = { "rdma_lat", "-c", "-I", "64", NULL };
+	double typ, best, worst;
+	struct proc c;
+
+	old_pair(sv, sv, &c);
+	cr_log_info("rdma_lat -c -I 64 %s:\n%s", devtest_env()->addr, c.out);
+	typ = old_value(c.out, "Latency typical:", "usec");
+	best = old_value(c.out, "Latency best   :", "usec");
+	worst = old_value(c.out, "Latency worst  :", "usec");
+	cr_expect(best > 0.0 && best <= typ && typ <= worst,
+		  "best %g typical %g worst %g: %s", best, typ, worst, c.out);
+	cr_expect_null(strstr(c.out, "#bytes"), "new header in old output: %s",
+		       c.out);
+	cr_expect_eq(c.err_len, 0, "client stderr: %s", c.err);
+	proc_free(&c);
+}
+
+/* What the old form measures, seen through --json on the same words. */
+Test(tools, old_ofed_c_is_rdma_cm_write_rc)
+{
+	static const char *const sv[] = { "rdma_lat", "-c", "-I", "64", NULL };
+	static const char *const cl[] = { "rdma_lat", "-c", "-I", "64",
+					  "--json", "-n", "100", NULL };
+	struct proc c;
+	struct json *j;
+
+	old_pair(sv, cl, &c);
+	j = json_parse(c.out);
+	check_header(j, "rdma_lat", "RC", "write");
+	cr_expect_str_eq(jstr(j, "cm"), "rdma_cm");
+	cr_assert_not_null(jget(j, "max_inline"));
+	cr_expect_geq(jget(j, "max_inline")->num, 64,
+		      "-I 64 must give at least 64 bytes inline");
+	check_lat_row(j, 0, 1, 100);
+	free(j);
+	proc_free(&c);
+}
+
+Test(tools, old_ofed_rdma_bw_command_line)
+{
+	static const char *const sv[] = { "rdma_bw", "-c", NULL };
+	static const char *const cl[] = { "rdma_bw", "-c", "-n", "200", NULL };
+	double peak, avg;
+	struct proc c;
+
+	old_pair(sv, cl, &c);
+	cr_log_info("rdma_bw -c -n 200 %s:\n%s", devtest_env()->addr, c.out);
+	cr_expect_not_null(strstr(c.out, "| size=65536 | tx_depth=100 | sl=0 | iters=200 | duplex=0 | cma=1 |"),
+			   "parameter line: %s", c.out);
+	peak = old_value(c.out, "Bandwidth peak:", "MB/sec");
+	avg = old_value(c.out, "Bandwidth average:", "MB/sec");
+	cr_expect(avg > 0.0 && avg <= peak, "peak %g average %g: %s", peak,
+		  avg, c.out);
+	cr_expect_null(strstr(c.out, "#bytes"), "new header in old output: %s",
+		       c.out);
+	proc_free(&c);
+
+	/* The old -b: both ways at once, the sum reported. */
+	old_pair(sv, (const char *const[]){ "rdma_bw", "-c", "-b", "-n", "200",
+		 NULL }, &c);
+	cr_log_info("rdma_bw -c -b -n 200 %s:\n%s", devtest_env()->addr, c.out);
+	cr_expect_not_null(strstr(c.out, "| duplex=1 | cma=1 |"),
+			   "parameter line: %s", c.out);
+	cr_expect_gt(old_value(c.out, "Bandwidth average:", "MB/sec"), 0.0,
+		     "%s", c.out);
+	proc_free(&c);
+}
+
 Test(tools, bad_options_exit_2_with_one_line)
 {
 	expect_usage_error("rdma_lat", (const char *const[]){ "-s", "0", NULL },
@@ -1026,6 +1142,10 @@ Test(tools, bad_options_exit_2_with_one_line)
 			   "9", NULL }, "-Q", 0);
 	expect_usage_error("rdma_lat", (const char *const[]){ "-d", "nosuchdev0",
 			   NULL }, "nosuchdev0", 0);
+	expect_usage_error("rdma_lat", (const char *const[]){ "-c", "UD", "-c",
+			   NULL }, "does not combine", 0);
+	expect_usage_error("rdma_bw", (const char *const[]){ "-c", "-a", NULL },
+			   "one size", 0);
 }
 
 Test(tools, ud_message_above_mtu_is_refused)

@@ -171,6 +171,120 @@ Test(tool_opts, cq_mod_defaults_shrink_to_tx_depth)
 	cr_expect_eq(o.cq_mod, 8);
 }
 
+/* The Chelsio T5 report's command lines, exactly as printed. */
+Test(tool_opts, old_ofed_rdma_lat_client_and_server)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c -I 64 198.18.1.1"), 0,
+		     "%s", err);
+	cr_expect_str_eq(o.server, "198.18.1.1");
+	cr_expect(o.old_cli);
+	cr_expect(o.old_output);
+	cr_expect(o.use_cm);
+	cr_expect_eq(o.conn, PERF_RC);
+	cr_expect_eq(o.verb, PERF_WRITE);
+	cr_expect_eq(o.inline_size, 64);
+	cr_expect_eq(o.size, 1, "the old rdma_lat's default size");
+	cr_expect_eq(o.iters, 1000);
+	cr_expect_eq(o.tx_depth, 50);
+	cr_expect_eq(o.format, PERF_FMT_TEXT);
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c -I 64"), 0, "%s", err);
+	cr_expect_null(o.server);
+	cr_expect(o.old_cli);
+	cr_expect_eq(o.inline_size, 64);
+	cr_expect_eq(o.clients, 1, "the old server served one run");
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c --clients 3"), 0, "%s",
+		     err);
+	cr_expect_eq(o.clients, 3);
+}
+
+Test(tool_opts, old_ofed_rdma_bw)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "-c -b -s 4096 -t 100 10.0.0.1"),
+		     0, "%s", err);
+	cr_expect(o.old_cli && o.old_output && o.use_cm && o.bidir);
+	cr_expect_eq(o.verb, PERF_WRITE);
+	cr_expect_eq(o.size, 4096);
+	cr_expect_eq(o.tx_depth, 100);
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "10.0.0.1 --cma"), 0, "%s",
+		     err);
+	cr_expect(o.old_cli);
+	cr_expect_eq(o.size, 65536);
+	cr_expect_eq(o.iters, 1000, "the old rdma_bw's default");
+	cr_expect_eq(o.tx_depth, 100, "the old rdma_bw's default");
+}
+
+/* Where the old -c is told apart from -c TYPE (rdma_lat(1)). */
+Test(tool_opts, old_c_or_connection_type)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_expect(perf_opts_old_c(NULL));
+	cr_expect(perf_opts_old_c("-I"));
+	cr_expect(perf_opts_old_c("--"));
+	cr_expect(perf_opts_old_c("198.18.1.1"));
+	cr_expect(perf_opts_old_c("fe80::1"));
+	cr_expect_not(perf_opts_old_c("RC"));
+	cr_expect_not(perf_opts_old_c("ud"));
+	cr_expect_not(perf_opts_old_c("XRC"));
+	cr_expect_not(perf_opts_old_c(""));
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c"), 0, "%s", err);
+	cr_expect(o.old_cli);
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c 198.18.1.1"), 0, "%s",
+		     err);
+	cr_expect(o.old_cli);
+	cr_expect_str_eq(o.server, "198.18.1.1");
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c ud 198.18.1.1"), 0,
+		     "%s", err);
+	cr_expect_not(o.old_cli);
+	cr_expect_not(o.old_output);
+	cr_expect_eq(o.conn, PERF_UD);
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-cUC -I 64"), 0, "%s", err);
+	cr_expect_not(o.old_cli);
+	cr_expect_eq(o.conn, PERF_UC);
+	/* Both forms at once: the old flag and RC agree. */
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-c -c RC"), 0, "%s", err);
+	cr_expect(o.old_cli);
+	/* A "-c" that is another option's value is that value. */
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "-d -c 10.0.0.1"), 0, "%s",
+		     err);
+	cr_expect_str_eq(o.dev, "-c");
+	cr_expect_not(o.old_cli);
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "--ib-d -c 10.0.0.1"), 0,
+		     "%s", err);
+	cr_expect_str_eq(o.dev, "-c");
+	cr_expect_not(o.old_cli);
+	/* After "--" no word is an option. */
+	cr_expect_eq(parse(&o, PERF_TOOL_LAT, err, "-- -c"), -EINVAL);
+}
+
+Test(tool_opts, old_c_explicit_options_win)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err,
+			   "-c -V send -s 64 --json 10.0.0.1"), 0, "%s", err);
+	cr_expect(o.old_cli && o.use_cm);
+	cr_expect_eq(o.verb, PERF_SEND);
+	cr_expect_eq(o.size, 64);
+	cr_expect_not(o.old_output, "--json wins over the old lines");
+	/* The old lines with today's syntax. */
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err,
+			   "-R -V write --old-output 10.0.0.1"), 0, "%s", err);
+	cr_expect_not(o.old_cli);
+	cr_expect(o.old_output);
+	cr_expect_eq(o.size, 2);
+}
+
 /* Arrays, not pointers: Criterion copies parameters into a new process. */
 struct bad_case {
 	enum perf_tool tool;
@@ -241,6 +355,21 @@ static struct bad_case bad_cases[] = {
 	{ PERF_TOOL_LAT, "server.example", "numeric IP" },
 	{ PERF_TOOL_LAT, "--bind host", "numeric IP" },
 	{ PERF_TOOL_LAT, "--bind 10.0.0.1 10.0.0.2", "server option" },
+	{ PERF_TOOL_LAT, "-c UD -c 10.0.0.1", "does not combine" },
+	{ PERF_TOOL_LAT, "-c -c UC", "does not combine" },
+	{ PERF_TOOL_LAT, "-c -M 239.255.1.1 10.0.0.1", "-c UD" },
+	{ PERF_TOOL_LAT, "-c -e 10.0.0.1", "-e" },
+	{ PERF_TOOL_LAT, "-c -a 10.0.0.1", "one size" },
+	{ PERF_TOOL_LAT, "--old-output -a", "one size" },
+	{ PERF_TOOL_LAT, "-c --histogram", "--histogram" },
+	{ PERF_TOOL_LAT, "--old-output --rate 100 -s 64", "--rate" },
+	{ PERF_TOOL_BW, "-c --report_gbits", "--report_gbits" },
+	{ PERF_TOOL_LAT, "--old-output --json", "mutually exclusive" },
+	{ PERF_TOOL_BW, "--csv --old-output", "mutually exclusive" },
+	{ PERF_TOOL_LAT, "-cI 64", "-c" },
+	{ PERF_TOOL_LAT, "-c -I 2000 10.0.0.1", "-I" },
+	{ PERF_TOOL_LAT, "-c -S 0 10.0.0.1", "unknown option -S" },
+	{ PERF_TOOL_LAT, "-c 10.0.0.1 10.0.0.2", "unexpected argument" },
 };
 
 ParameterizedTestParameters(tool_opts, rejected)

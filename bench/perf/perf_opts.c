@@ -5,6 +5,10 @@
  * --warmup, --json, --csv, --histogram, --once, --clients, --bind, --clock,
  * --pin, --timeout). -M is perftest's multicast flag, but here it takes
  * the group address. Every value is range-checked here.
+ *
+ * The old OFED rdma_lat and rdma_bw used -c without a value for "connect
+ * with rdma_cm"; getopt cannot take an optional value from the next word,
+ * so old_c_argv() reads the words first and turns such a -c into --cma.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +23,7 @@
 enum {
 	OPT_PIN = 256, OPT_RATE, OPT_SAMPLE, OPT_WARMUP, OPT_JSON, OPT_CSV,
 	OPT_HIST, OPT_GBITS, OPT_ONCE, OPT_CLIENTS, OPT_CLOCK, OPT_TIMEOUT,
-	OPT_VERSION,
+	OPT_VERSION, OPT_CMA, OPT_OLD_OUTPUT,
 };
 
 static const struct option long_opts[] = {
@@ -57,16 +61,96 @@ static const struct option long_opts[] = {
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "cma", no_argument, NULL, OPT_CMA },
+	{ "old-output", no_argument, NULL, OPT_OLD_OUTPUT },
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char short_opts[] = ":d:i:x:c:V:s:an:D:I:t:r:Q:l:Rp:beB:M:h";
 
+static int numeric_ip(const char *s)
+{
+	uint8_t buf[16];
+
+	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+int perf_opts_old_c(const char *next)
+{
+	return !next || next[0] == '-' || numeric_ip(next);
+}
+
+/* Does the long option name (after "--") take its value from the next word? */
+static int long_value_follows(const char *name)
+{
+	size_t len = strcspn(name, "=");
+	const struct option *l;
+
+	if (name[len] == '=')
+		return 0;
+	for (l = long_opts; l->name; l++)
+		if (!strcmp(l->name, name))
+			return l->has_arg == required_argument;
+	/* getopt_long takes a unique prefix; an ambiguous one it refuses. */
+	for (l = long_opts; l->name; l++)
+		if (!strncmp(l->name, name, len))
+			return l->has_arg == required_argument;
+	return 0;
+}
+
+/* Does the option word a take its value from the next word? */
+static int value_follows(const char *a)
+{
+	if (a[0] != '-' || !a[1])
+		return 0;
+	if (a[1] == '-')
+		return long_value_follows(a + 2);
+	for (const char *c = a + 1; *c; c++) {
+		const char *s = *c == ':' ? NULL : strchr(short_opts + 1, *c);
+
+		if (s && s[1] == ':')
+			return !c[1]; /* else the rest of the word is the value */
+	}
+	return 0;
+}
+
+/*
+ * A copy of argv in which each "-c" word that is the old flag (see
+ * perf_opts_old_c()) reads "--cma". Words that are the value of the
+ * option before them, and everything after "--", are left alone.
+ */
+static char **old_c_argv(int argc, char **argv)
+{
+	static char cma[] = "--cma";
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int i, rest = 0;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		v[i] = argv[i];
+		if (!i || rest)
+			continue;
+		if (!strcmp(argv[i], "--"))
+			rest = 1;
+		else if (!strcmp(argv[i], "-c") && perf_opts_old_c(next))
+			v[i] = cma;
+		else if (next && value_follows(argv[i])) {
+			i++;
+			v[i] = argv[i]; /* a value, never the flag */
+		}
+	}
+	return v;
+}
+
 struct parse {
 	struct perf_opts *o;
 	char *err;
 	size_t errlen;
-	int seen_s, seen_n, seen_sample, seen_l, seen_q;
+	int seen_s, seen_n, seen_sample, seen_l, seen_q, seen_c, seen_v,
+	    seen_t;
 };
 
 static int bad(struct parse *p, const char *fmt, ...)
@@ -214,6 +298,12 @@ static int parse_long_only(struct parse *p, int c, const char *arg)
 	case OPT_VERSION:
 		o->version = 1;
 		return 0;
+	case OPT_CMA:
+		o->old_cli = 1;
+		return 0;
+	case OPT_OLD_OUTPUT:
+		o->old_output = 1;
+		return 0;
 	}
 	return bad(p, "internal: unhandled option %d", c);
 }
@@ -229,8 +319,12 @@ static int parse_one(struct parse *p, int c, const char *arg)
 	case 'd': return nonempty(p, "-d", arg, &o->dev);
 	case 'i': return numint(p, "-i", arg, 1, 255, &o->ib_port);
 	case 'x': return numint(p, "-x", arg, 0, 255, &o->gid_index);
-	case 'c': return parse_conn(p, arg);
-	case 'V': return parse_verb(p, arg);
+	case 'c':
+		p->seen_c = 1;
+		return parse_conn(p, arg);
+	case 'V':
+		p->seen_v = 1;
+		return parse_verb(p, arg);
 	case 's':
 		p->seen_s = 1;
 		return num32(p, "-s", arg, 1, PERF_MAX_SIZE, &o->size);
@@ -240,7 +334,9 @@ static int parse_one(struct parse *p, int c, const char *arg)
 		return num(p, "-n", arg, 1, 1000000000, &o->iters);
 	case 'D': return num32(p, "-D", arg, 1, 3600, &o->duration);
 	case 'I': return numint(p, "-I", arg, 0, 1024, &o->inline_size);
-	case 't': return num32(p, "-t", arg, 1, 8192, &o->tx_depth);
+	case 't':
+		p->seen_t = 1;
+		return num32(p, "-t", arg, 1, 8192, &o->tx_depth);
 	case 'r': return num32(p, "-r", arg, 1, 8192, &o->rx_depth);
 	case 'Q':
 		p->seen_q = 1;
@@ -278,6 +374,49 @@ static void set_defaults(struct perf_opts *o, enum perf_tool tool)
 	o->post_list = 1;
 	o->warmup = tool == PERF_TOOL_LAT ? 100 : 0;
 	o->timeout_s = 10;
+}
+
+/*
+ * The old OFED tools' -c (--cma): rdma_cm, RC and, as both old tools
+ * timed, RDMA write, with their defaults where ours differ (rdma_lat one
+ * byte, rdma_bw 1000 iterations; send queues of 50 and 100; a server
+ * for one client). Their output
+ * lines come with it unless --json or --csv says otherwise.
+ */
+static int check_old(struct parse *p)
+{
+	struct perf_opts *o = p->o;
+
+	if (o->old_cli) {
+		if (p->seen_c && o->conn != PERF_RC)
+			return bad(p, "the old -c (rdma_cm over RC) does not combine with -c %s",
+				   perf_conn_name(o->conn));
+		o->use_cm = 1;
+		if (!p->seen_v)
+			o->verb = PERF_WRITE;
+		if (o->tool == PERF_TOOL_LAT && !p->seen_s && !o->all_sizes)
+			o->size = 1;
+		if (!p->seen_n)
+			o->iters = 1000;
+		if (!p->seen_t)
+			o->tx_depth = o->tool == PERF_TOOL_LAT ? 50 : 100;
+		if (!o->server && !o->clients)
+			o->clients = 1; /* the old server ended with its run */
+		if (o->format == PERF_FMT_TEXT)
+			o->old_output = 1;
+	}
+	if (!o->old_output)
+		return 0;
+	if (o->format != PERF_FMT_TEXT)
+		return bad(p, "--old-output and --%s are mutually exclusive",
+			   o->format == PERF_FMT_JSON ? "json" : "csv");
+	if (o->all_sizes)
+		return bad(p, "the old output reports one size; -a needs --json or --csv");
+	if (o->histogram || o->rate || o->report_gbits)
+		return bad(p, "the old output has no %s; drop it or add --json",
+			   o->histogram ? "--histogram" :
+			   o->rate ? "--rate" : "--report_gbits");
+	return 0;
 }
 
 /* Combinations that no device could run. */
@@ -387,13 +526,6 @@ static int check_depths(struct parse *p)
 	return 0;
 }
 
-static int numeric_ip(const char *s)
-{
-	uint8_t buf[16];
-
-	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
-}
-
 static int check_roles(struct parse *p)
 {
 	struct perf_opts *o = p->o;
@@ -422,23 +554,20 @@ static int check_roles(struct parse *p)
 	return 0;
 }
 
-int perf_opts_parse(struct perf_opts *o, enum perf_tool tool, int argc,
-		    char **argv, char *err, size_t errlen)
+static int parse_words(struct parse *p, int argc, char **argv)
 {
-	struct parse p = { .o = o, .err = err, .errlen = errlen };
+	struct perf_opts *o = p->o;
 	int c, ret;
 
-	set_defaults(o, tool);
-	err[0] = '\0';
 	opterr = 0;
 	optind = 0; /* GNU: full reset, so tests can parse many times */
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		if (c == '?')
-			return optopt ? bad(&p, "unknown option -%c", optopt) :
-			       bad(&p, "unknown option %s", argv[optind - 1]);
+			return optopt ? bad(p, "unknown option -%c", optopt) :
+			       bad(p, "unknown option %s", argv[optind - 1]);
 		if (c == ':')
-			return bad(&p, "option %s needs a value", argv[optind - 1]);
-		ret = parse_one(&p, c, optarg);
+			return bad(p, "option %s needs a value", argv[optind - 1]);
+		ret = parse_one(p, c, optarg);
 		if (ret)
 			return ret;
 	}
@@ -447,21 +576,42 @@ int perf_opts_parse(struct perf_opts *o, enum perf_tool tool, int argc,
 	if (optind < argc)
 		o->server = argv[optind++];
 	if (optind < argc)
-		return bad(&p, "unexpected argument '%s' (one address at most)",
+		return bad(p, "unexpected argument '%s' (one address at most)",
 			   argv[optind]);
 	if (o->server && !*o->server)
-		return bad(&p, "empty server address");
-	ret = check_roles(&p);
+		return bad(p, "empty server address");
+	ret = check_roles(p);
 	if (!ret)
-		ret = check_verb_conn(&p);
+		ret = check_old(p);
 	if (!ret)
-		ret = check_mcast(&p);
+		ret = check_verb_conn(p);
 	if (!ret)
-		ret = check_lat_only(&p);
+		ret = check_mcast(p);
 	if (!ret)
-		ret = check_rate(&p);
+		ret = check_lat_only(p);
 	if (!ret)
-		ret = check_depths(&p);
+		ret = check_rate(p);
+	if (!ret)
+		ret = check_depths(p);
+	return ret;
+}
+
+int perf_opts_parse(struct perf_opts *o, enum perf_tool tool, int argc,
+		    char **argv, char *err, size_t errlen)
+{
+	struct parse p = { .o = o, .err = err, .errlen = errlen };
+	char **v;
+	int ret;
+
+	set_defaults(o, tool);
+	err[0] = '\0';
+	v = old_c_argv(argc, argv);
+	if (!v) {
+		bad(&p, "out of memory");
+		return -ENOMEM;
+	}
+	ret = parse_words(&p, argc, v);
+	free(v);
 	return ret;
 }
 
@@ -503,6 +653,8 @@ void perf_usage(const struct perf_opts *o)
 	       "  -i, --ib-port N        port (default: first active)\n"
 	       "  -x, --gid-index N      GID index (default: chosen automatically)\n"
 	       "  -c, --connection T     RC, UC or UD (default RC)\n"
+	       "  -c, --cma              old OFED form (-c with no type): rdma_cm, RC,\n"
+	       "                         RDMA write, the old output lines\n"
 	       "  -V, --verb V           send, write, read or write_imm (default send)\n"
 	       "  -s, --size N           message size in bytes\n"
 	       "  -a, --all              sizes 2 .. 8388608, powers of two\n"
@@ -524,6 +676,7 @@ void perf_usage(const struct perf_opts *o)
 	       "      --sample N         with --rate: the server replies to every Nth\n"
 	       "      --warmup N         unmeasured iterations first\n"
 	       "      --json | --csv     machine-readable output\n"
+	       "      --old-output       the old OFED tool's result lines\n"
 	       "      --histogram        rdma_lat: print a latency histogram\n"
 	       "      --report_gbits     rdma_bw: text output in Gb/s\n"
 	       "      --once             server: exit after one client\n"

@@ -54,12 +54,22 @@ struct perf_opts {
 	const char *server;      /* positional address: client mode */
 	enum perf_clock_kind clock;
 	uint32_t timeout_s;      /* --timeout: peer silent this long = gone */
+	int old_cli;             /* old OFED -c / --cma: rdma_cm, RC, write */
+	int old_output;          /* --old-output, or implied by old_cli */
 	int help, version;
 };
 
 /*
- * Parse argv for tool into *o. Returns 0, or -EINVAL with a one-line reason
- * (no program name, no newline) in err.
+ * Is arg, the word after a "-c" of its own, the old OFED flag's neighbour
+ * rather than a connection type? Yes when there is none (NULL), when it is
+ * an option (starts with '-') or a numeric IP address (the server); any
+ * other word is the -c type. See rdma_lat(1), "OLD OFED COMMAND LINES".
+ */
+int perf_opts_old_c(const char *next);
+
+/*
+ * Parse argv for tool into *o. Returns 0, or -EINVAL (-ENOMEM) with a
+ * one-line reason (no program name, no newline) in err.
  */
 int perf_opts_parse(struct perf_opts *o, enum perf_tool tool, int argc,
 		    char **argv, char *err, size_t errlen);

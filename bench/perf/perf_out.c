@@ -4,6 +4,8 @@
  * resolution in microseconds); JSON has no NaN or Inf because the
  * statistics refuse to summarise an empty run.
  */
+#include <unistd.h>
+
 #include "perf_out.h"
 #include "config.h"
 
@@ -88,11 +90,45 @@ static void text_begin(FILE *f, const struct perf_opts *o,
 		fprintf(f, " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
 }
 
+/*
+ * The old OFED tools' lines (--old-output, or the old -c): rdma_bw began
+ * with its parameters, every line led by the process id, so that the
+ * output of several runs on one host can be told apart.
+ */
+static void old_begin(FILE *f, const struct perf_opts *o,
+		      const struct perf_ep *ep)
+{
+	if (o->tool != PERF_TOOL_BW)
+		return;
+	fprintf(f, "%d: | port=%u | ib_port=%u | size=%u | tx_depth=%u | sl=0 | iters=%llu | duplex=%d | cma=%d |\n",
+		(int)getpid(), o->tcp_port, ep->port, o->size, o->tx_depth,
+		(unsigned long long)o->iters, o->bidir, ep->prm.use_cm);
+}
+
+/* rdma_lat: the median, best and worst half round trip, %g microseconds. */
+static void old_lat(FILE *f, const struct lat_summary *s)
+{
+	fprintf(f, "Latency typical: %g usec\n", s->median);
+	fprintf(f, "Latency best   : %g usec\n", s->min);
+	fprintf(f, "Latency worst  : %g usec\n", s->max);
+}
+
+/* rdma_bw: peak and average in MB (2^20 bytes) per second, %g. */
+static void old_bw(FILE *f, const struct perf_bw_result *r)
+{
+	int pid = (int)getpid();
+
+	fprintf(f, "\n%d: Bandwidth peak: %g MB/sec\n", pid, r->bw_peak_mbps);
+	fprintf(f, "%d: Bandwidth average: %g MB/sec\n", pid, r->bw_avg_mbps);
+}
+
 void perf_out_begin(FILE *f, const struct perf_opts *o,
 		    const struct perf_ep *ep)
 {
 	rows = 0;
-	if (o->format == PERF_FMT_JSON)
+	if (o->old_output)
+		old_begin(f, o, ep);
+	else if (o->format == PERF_FMT_JSON)
 		json_begin(f, o, ep);
 	else if (o->format == PERF_FMT_TEXT)
 		text_begin(f, o, ep);
@@ -143,7 +179,9 @@ void perf_out_lat(FILE *f, const struct perf_opts *o, uint32_t bytes,
 {
 	unsigned long long n = (unsigned long long)s->n;
 
-	if (o->format == PERF_FMT_JSON) {
+	if (o->old_output) {
+		old_lat(f, s);
+	} else if (o->format == PERF_FMT_JSON) {
 		fprintf(f, "%s{\"bytes\":%u,\"iterations\":%llu,\"t_min_us\":%.3f,"
 			"\"t_max_us\":%.3f,\"t_median_us\":%.3f,\"t_avg_us\":%.3f,"
 			"\"t_stdev_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
@@ -189,7 +227,9 @@ void perf_out_bw(FILE *f, const struct perf_opts *o, uint32_t bytes,
 	unsigned long long sent = r->sent, rcvd = r->received;
 	unsigned long long lost = sent > rcvd ? sent - rcvd : 0;
 
-	if (o->format == PERF_FMT_JSON) {
+	if (o->old_output) {
+		old_bw(f, r);
+	} else if (o->format == PERF_FMT_JSON) {
 		fprintf(f, "%s{\"bytes\":%u,\"iterations\":%llu,\"bw_peak_mbps\":%.3f,"
 			"\"bw_avg_mbps\":%.3f,\"msg_rate_mpps\":%.6f",
 			rows ? "," : "", bytes, n, r->bw_peak_mbps,
@@ -220,7 +260,7 @@ void perf_out_end(FILE *f, const struct perf_opts *o)
 {
 	if (o->format == PERF_FMT_JSON)
 		fprintf(f, "]}\n");
-	else if (o->format == PERF_FMT_TEXT)
+	else if (o->format == PERF_FMT_TEXT && !o->old_output)
 		fprintf(f, "---------------------------------------------------------------------------------------\n");
 	fflush(f);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perf_out.h - rdma_lat/rdma_bw reports: perftest-style text columns,
- * CSV with a header line, or one JSON object. Field names are part of the
- * tools' interface and documented in rdma_lat(1) and rdma_bw(1).
+ * CSV with a header line, one JSON object, or the old OFED tools' lines
+ * (--old-output). Field names and the old lines are part of the tools'
+ * interface and documented in rdma_lat(1) and rdma_bw(1).
  */
 #ifndef MSGA_PERF_OUT_H
 #define MSGA_PERF_OUT_H
