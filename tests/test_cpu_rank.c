@@ -210,22 +210,32 @@ static struct msga__cpu_noise cpu_with(uint32_t cpu, uint64_t stolen_ppb,
 	return c;
 }
 
-/* Each criterion decides once, and the reason names it. */
+/*
+ * Each criterion decides once, and the reason names it: every CPU but 11
+ * (and 15, not measured) is in the same stolen band, 1024 to 2047 ppb.
+ */
 Test(cpu_rank, criteria)
 {
-	struct msga__cpu_noise c[6];
+	struct msga__cpu_noise c[8];
 	static const struct {
 		uint32_t cpu;
 		const char *why;
-	} want[6] = {
-		{ 10, "quietest: 0.000110% stolen in 10 gaps (10.0/s), max 10.0 us" },
-		{ 14, "within 2x of cpu 10 on stolen, gaps/s and max; then by exact figures" },
-		{ 13, "stolen and gaps/s within 2x of cpu 14, but max 100.0 us vs 12.0 us" },
-		{ 12, "stolen within 2x of cpu 13, but 100.0 gaps/s vs 12.0" },
-		{ 11, "stolen 0.000500% vs 0.000150% on cpu 12" },
+	} want[8] = {
+		{ 10, "quietest: 0.000110% stolen in 10 gaps (10.0/s), "
+		      "max 10.0 us" },
+		{ 14, "within 2x of cpu 10 on stolen, interrupts/s, gaps/s and "
+		      "max; then by exact figures" },
+		{ 13, "stolen, interrupts/s and gaps/s within 2x of cpu 14, but "
+		      "max 100.0 us vs 12.0 us" },
+		{ 12, "stolen and interrupts/s within 2x of cpu 13, but 100.0 "
+		      "gaps/s vs 12.0" },
+		{ 16, "stolen within 2x of cpu 12, but 5000 interrupts/s vs 0" },
+		{ 17, "stolen within 2x of cpu 16, but unknown interrupts/s "
+		      "vs 5000" },
+		{ 11, "stolen 0.000500% vs 0.000140% on cpu 17" },
 		{ 15, "not measured" },
 	};
-	uint32_t order[6];
+	uint32_t order[8];
 
 	c[0] = cpu_with(15, 0, 0, 0);
 	c[0].flags = 0;
@@ -234,8 +244,12 @@ Test(cpu_rank, criteria)
 	c[3] = cpu_with(13, 1200, 12, 100000);   /* max band */
 	c[4] = cpu_with(14, 1150, 10, 12000);    /* exact stolen */
 	c[5] = cpu_with(10, 1100, 10, 10000);
-	cr_assert_eq(msga__cpu_rank(c, 6, order), 0);
-	for (int i = 0; i < 6; i++) {
+	c[6] = cpu_with(16, 1050, 1, 1000);      /* interrupt band */
+	c[6].irqs = 5000;
+	c[7] = cpu_with(17, 1400, 1, 1000);      /* interrupts unknown */
+	c[7].irqs = MSGA__CPU_IRQS_UNKNOWN;
+	cr_assert_eq(msga__cpu_rank(c, 8, order), 0);
+	for (int i = 0; i < 8; i++) {
 		cr_assert_eq(c[order[i]].cpu, want[i].cpu, "place %d", i);
 		cr_assert_eq(c[order[i]].rank, (uint32_t)i + 1);
 		cr_assert_str_eq(c[order[i]].why, want[i].why);

@@ -116,7 +116,9 @@ static void check_json(const struct result *res, const char *mode)
 
 Test(msga_cpu, json_one_after_another)
 {
-	static const char *const args[] = { "-d", "0.01", "--json", NULL };
+	static const char *const args[] = {
+		"--duration", "0.01", "--threshold", "2000", "--json", NULL,
+	};
 	struct result res;
 
 	run(args, &res);
@@ -205,6 +207,8 @@ Test(msga_cpu, usage_errors)
 	bad((const char *const[]){ "-c", "1-", NULL }, "invalid CPU list");
 	bad((const char *const[]){ "-c", "8191", NULL }, "may not run on");
 	bad((const char *const[]){ "-D", "a/b", NULL }, "invalid device name");
+	bad((const char *const[]){ "--pick", "x", NULL }, "invalid count 'x'");
+	bad((const char *const[]){ "--duration", NULL }, "needs a value");
 	bad((const char *const[]){ "-D", "a", "-D", "b", "-D", "c", "-D", "d",
 				   "-D", "e", "-D", "f", "-D", "g", "-D", "h",
 				   "-D", "i", NULL }, "more than 8 devices");

@@ -86,16 +86,19 @@ struct run {
 static void usage(void)
 {
 	printf("usage: msga_cpu [options]\n"
-	       "  -d SEC      spin SEC seconds on each CPU (1; with -a in all)\n"
-	       "  -t NS       record gaps of NS nanoseconds or more (1000)\n"
-	       "  -c LIST     only these CPUs (\"0-3,8\"; default every\n"
-	       "              allowed one)\n"
-	       "  -a, --all   all CPUs at once, not one after another\n"
-	       "  -n N        choose N polling CPUs (1)\n"
-	       "  -D DEV      report the interrupts of DEV (an RDMA device,\n"
-	       "              a network device, a PCI address); repeatable\n"
-	       "  --json      one JSON object instead of a table\n"
-	       "  --version   print the version and exit\n"
+	       "  -d, --duration SEC  spin SEC seconds on each CPU (1; with\n"
+	       "                      -a in all)\n"
+	       "  -t, --threshold NS  record gaps of NS nanoseconds or more\n"
+	       "                      (1000)\n"
+	       "  -c, --cpus LIST     only these CPUs (\"0-3,8\"; default\n"
+	       "                      every allowed one)\n"
+	       "  -a, --all           all CPUs at once, not one after another\n"
+	       "  -n, --pick N        choose N polling CPUs (1)\n"
+	       "  -D, --device DEV    report the interrupts of DEV (an RDMA\n"
+	       "                      device, a network device, a PCI\n"
+	       "                      address); repeatable\n"
+	       "  --json              one JSON object instead of a table\n"
+	       "  --version           print the version and exit\n"
 	       "exit status: 0 ok, 1 a runtime error, 2 bad usage\n");
 }
 
@@ -150,7 +153,12 @@ static void add_dev(struct opts *o, const char *name)
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "cpus", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "pick", required_argument, NULL, 'n' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -366,6 +374,9 @@ static void rank(struct run *r)
 		const struct cpu_spin *j = &r->jobs[i];
 
 		c->cpu = j->cpu;
+		c->irqs = r->took[i].known ?
+				  r->took[i].irqs + r->took[i].softirqs :
+				  MSGA__CPU_IRQS_UNKNOWN;
 		if (j->ok && j->run_ns &&
 		    !msga__noise_summary(&j->rec, j->run_ns, &c->st))
 			c->flags = MSGA__CPU_MEASURED;

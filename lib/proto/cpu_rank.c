@@ -118,7 +118,7 @@ int msga__noise_summary(const struct msga__noise *n, uint64_t run_ns,
 /* ---------------------------------------------------------------- ranking */
 
 /* The criteria, in the order they decide (cpu_rank.h). */
-enum crit { SAME, MEASURED, STOLEN, RATE, MAX, EXACT };
+enum crit { SAME, MEASURED, STOLEN, IRQS, RATE, MAX, EXACT };
 
 /* x's band: one per factor of 2 (0 for 0). */
 static uint32_t band(uint64_t x)
@@ -129,6 +129,22 @@ static uint32_t band(uint64_t x)
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return (a > b) - (a < b);
+}
+
+/* c's interrupts per 1000 s of its run; unknown: above any count. */
+static uint64_t irq_rate(const struct msga__cpu_noise *c)
+{
+	if (c->irqs == MSGA__CPU_IRQS_UNKNOWN || !c->st.run_ns)
+		return UINT64_MAX;
+	return share(c->irqs, 1000000000000u, c->st.run_ns);
+}
+
+/* The band of an interrupt rate: unknown after every known one. */
+static uint32_t irq_band(const struct msga__cpu_noise *c)
+{
+	uint64_t r = irq_rate(c);
+
+	return r == UINT64_MAX ? 65 : band(r);
 }
 
 /* < 0 if a ranks before b; *why: the criterion that decided. */
@@ -145,6 +161,9 @@ static int cmp_cpu(const struct msga__cpu_noise *a,
 		return r;
 	*why = STOLEN;
 	if ((r = cmp_u64(band(x->stolen_ppb), band(y->stolen_ppb))))
+		return r;
+	*why = IRQS;
+	if ((r = cmp_u64(irq_band(a), irq_band(b))))
 		return r;
 	*why = RATE;
 	if ((r = cmp_u64(band(x->per_ks), band(y->per_ks))))
@@ -201,6 +220,29 @@ static void why_best(struct msga__cpu_noise *c)
 		 fmt_ns(max, sizeof(max), c->st.max_ns));
 }
 
+/* Interrupts per second as text, "unknown" when they are. */
+static const char *fmt_irqs(char *buf, size_t cap,
+			    const struct msga__cpu_noise *c)
+{
+	uint64_t r = irq_rate(c);
+
+	if (r == UINT64_MAX)
+		snprintf(buf, cap, "unknown");
+	else
+		snprintf(buf, cap, "%.0f", r / 1e3);
+	return buf;
+}
+
+static void why_irqs(struct msga__cpu_noise *c,
+		     const struct msga__cpu_noise *p)
+{
+	char a[24], b[24];
+
+	snprintf(c->why, sizeof(c->why),
+		 "stolen within 2x of cpu %u, but %s interrupts/s vs %s",
+		 p->cpu, fmt_irqs(a, sizeof(a), c), fmt_irqs(b, sizeof(b), p));
+}
+
 /* Why c ranks just below p. */
 static void why_below(struct msga__cpu_noise *c,
 		      const struct msga__cpu_noise *p)
@@ -215,20 +257,23 @@ static void why_below(struct msga__cpu_noise *c,
 		snprintf(c->why, sizeof(c->why), "stolen %s vs %s on cpu %u",
 			 fmt_pct(a, sizeof(a), c->st.stolen_ppb),
 			 fmt_pct(b, sizeof(b), p->st.stolen_ppb), p->cpu);
+	else if (crit == IRQS)
+		why_irqs(c, p);
 	else if (crit == RATE)
 		snprintf(c->why, sizeof(c->why),
-			 "stolen within 2x of cpu %u, but %.1f gaps/s vs %.1f",
+			 "stolen and interrupts/s within 2x of cpu %u, "
+			 "but %.1f gaps/s vs %.1f",
 			 p->cpu, c->st.per_ks / 1e3, p->st.per_ks / 1e3);
 	else if (crit == MAX)
 		snprintf(c->why, sizeof(c->why),
-			 "stolen and gaps/s within 2x of cpu %u, "
+			 "stolen, interrupts/s and gaps/s within 2x of cpu %u, "
 			 "but max %s vs %s",
 			 p->cpu, fmt_ns(a, sizeof(a), c->st.max_ns),
 			 fmt_ns(b, sizeof(b), p->st.max_ns));
 	else
 		snprintf(c->why, sizeof(c->why),
-			 "within 2x of cpu %u on stolen, gaps/s and max; "
-			 "then by exact figures", p->cpu);
+			 "within 2x of cpu %u on stolen, interrupts/s, gaps/s "
+			 "and max; then by exact figures", p->cpu);
 }
 
 int msga__cpu_rank(struct msga__cpu_noise *c, uint32_t n, uint32_t *order)
