@@ -32,8 +32,9 @@
 
 #define DEVS_MAX 8
 #define TOP_MAX 3
-/* Rows of /proc/interrupts kept: a large server has a few thousand. */
-#define IRQ_ROWS 8192u
+/* Rows of /proc/interrupts kept beyond those there at the start (devices
+ * that come up during the run); /proc/softirqs has 10. */
+#define IRQ_ROWS_SPARE 256u
 #define SOFTIRQ_ROWS 32u
 
 struct opts {
@@ -77,6 +78,7 @@ struct run {
 	struct snap first, before, after;
 	struct msga__irq_table dirq, dsoft;
 	int whole;                     /* dirq: first to after */
+	uint64_t rows_dropped, lines_bad;  /* over all snapshots */
 	struct cpu_sys_isol isol;
 	struct dev devs[DEVS_MAX];
 };
@@ -255,12 +257,32 @@ static int choose_cpus(struct run *r)
 	return 0;
 }
 
+/*
+ * Rows for /proc/interrupts: its lines now and some spare. The tables
+ * hold rows x CPUs counters each, so a fixed generous row count would
+ * cost a 1024-CPU machine hundreds of megabytes.
+ */
+static uint32_t irq_rows(void)
+{
+	size_t len, lines = 0;
+	char *text = cpu_sys_slurp("/proc/interrupts", &len);
+
+	for (size_t i = 0; text && i < len; i++)
+		lines += text[i] == '\n';
+	free(text);
+	lines += IRQ_ROWS_SPARE;
+	return lines > MSGA__IRQ_ROWS_MAX ? MSGA__IRQ_ROWS_MAX :
+					    (uint32_t)lines;
+}
+
 static int alloc_run(struct run *r)
 {
-	uint32_t nconf = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	uint32_t nconf = conf < 1 ? 1 : conf > CPU_SYS_MAX ? CPU_SYS_MAX :
+						  (uint32_t)conf;
+	uint32_t rows = irq_rows();
 	struct snap *s[] = { &r->first, &r->before, &r->after };
 
-	nconf = nconf < 1 ? 1 : nconf > CPU_SYS_MAX ? CPU_SYS_MAX : nconf;
 	r->noise = calloc(r->n, sizeof(*r->noise));
 	r->took = calloc(r->n, sizeof(*r->took));
 	r->core = calloc(r->n, sizeof(*r->core));
@@ -269,10 +291,10 @@ static int alloc_run(struct run *r)
 	if (!r->noise || !r->took || !r->core || !r->order || !r->picked)
 		goto nomem;
 	for (int i = 0; i < 3; i++)
-		if (msga__irq_table_init(&s[i]->irq, nconf, IRQ_ROWS) ||
+		if (msga__irq_table_init(&s[i]->irq, nconf, rows) ||
 		    msga__irq_table_init(&s[i]->soft, nconf, SOFTIRQ_ROWS))
 			goto nomem;
-	if (msga__irq_table_init(&r->dirq, nconf, IRQ_ROWS) ||
+	if (msga__irq_table_init(&r->dirq, nconf, rows) ||
 	    msga__irq_table_init(&r->dsoft, nconf, SOFTIRQ_ROWS))
 		goto nomem;
 	return 0;
@@ -296,10 +318,13 @@ static int parse_proc(struct msga__irq_table *t, const char *path)
 	return ret;
 }
 
-static void snap_take(struct snap *s)
+static void snap_take(struct run *r, struct snap *s)
 {
 	s->ok = parse_proc(&s->irq, "/proc/interrupts") >= 0 &&
 		parse_proc(&s->soft, "/proc/softirqs") >= 0;
+	/* Said at the end, never dropped silently. */
+	r->rows_dropped += s->irq.rows_dropped + s->soft.rows_dropped;
+	r->lines_bad += s->irq.lines_bad + s->soft.lines_bad;
 }
 
 /* The TOP_MAX rows of d with the most on column col, into t->top. */
@@ -346,15 +371,15 @@ static void attribute(struct run *r, uint32_t first, uint32_t count)
 /* Spin on jobs[first, first + count) at once, snapshots around it. */
 static void window(struct run *r, uint32_t first, uint32_t count)
 {
-	snap_take(&r->before);
+	snap_take(r, &r->before);
 	cpu_spin_run(&r->jobs[first], count);
-	snap_take(&r->after);
+	snap_take(r, &r->after);
 	attribute(r, first, count);
 }
 
 static void measure(struct run *r)
 {
-	snap_take(&r->first);
+	snap_take(r, &r->first);
 	if (r->o.all) {
 		window(r, 0, r->n);
 	} else {
@@ -546,6 +571,11 @@ static void text_out(const struct run *r)
 	       " none measured");
 	for (int i = 0; i < r->o.ndevs; i++)
 		text_dev(r, &r->devs[i]);
+	if (r->rows_dropped || r->lines_bad)
+		printf("note: /proc/interrupts and /proc/softirqs: %" PRIu64
+		       " rows past the tables, %" PRIu64 " lines not "
+		       "understood (not counted)\n", r->rows_dropped,
+		       r->lines_bad);
 	if (r->isol.irqbalance && r->o.ndevs)
 		printf("note: irqbalance runs and would undo any IRQ affinity "
 		       "set by hand\n");
@@ -669,6 +699,8 @@ static void json_out(const struct run *r)
 	       r->o.threshold_ns,
 	       perf_clock.kind == PERF_CLOCK_TSC ? "tsc" : "monotonic");
 	json_isol(r);
+	printf(",\"irq_rows_dropped\":%" PRIu64 ",\"irq_lines_bad\":%"
+	       PRIu64, r->rows_dropped, r->lines_bad);
 	printf(",\"cpus\":[");
 	for (uint32_t k = 0; k < r->n; k++) {
 		printf("%s", k ? "," : "");
