@@ -377,6 +377,22 @@ enum msga_event_type {
 	 * limited (msga_pub_attr.reject_events_per_s), the count is not.
 	 */
 	MSGA_EVENT_REJECTED = 9,
+	/*
+	 * Since 0.11, subscribers by name (topic://, msga_sub_connect(3)):
+	 * a publisher of a matching topic was found (status 0: conn_id is
+	 * the connection made to it, peer its uri, origin the publisher,
+	 * topic the topic that found it; its CONNECTED and messages follow
+	 * on that conn_id), or found but not connected (status -ENOSPC:
+	 * MSGA_SUB_BYNAME_MAX reached; -EACCES: it wants keys and the
+	 * context has none; or why the connect failed).
+	 */
+	MSGA_EVENT_PUBLISHER_FOUND = 10,
+	/*
+	 * Since 0.11, subscribers by name: a publisher withdrew its last
+	 * matching topic (a clean destroy) or fell silent on the resolver
+	 * group; its connection conn_id (peer, origin) is closed.
+	 */
+	MSGA_EVENT_PUBLISHER_GONE = 11,
 };
 
 /**
@@ -930,12 +946,16 @@ MSGA_API void msga_sub_destroy(struct msga_sub *sub);
  * those senders only, by their GRH source GID). It goes on in
  * msga_ctx_poll(), which raises CONNECTED or CONNECT_FAILED with the
  * connection's id, stored in *conn_id (NULL: not wanted). Since 0.10
- * (soname 9) the id comes back there, not as the return value. 0; or
- * -EINVAL (sub or uri NULL, bad uri or option, a prefix pattern on a
- * range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL (mcast://, no local
- * address, or bind= not here), -ENODEV (bind= on another or no RDMA
- * device), -EHOSTUNREACH (no route), -ENOMEM; *conn_id unchanged then.
- * Callbacks: yes.
+ * (soname 9) the id comes back there, not as the return value. Since
+ * 0.11, "topic://": the subscriber's pattern wherever it is published
+ * (topic resolution: a connection to each publisher found, with
+ * MSGA_EVENT_PUBLISHER_FOUND and _GONE; *conn_id names the subscription
+ * by name). 0; or -EINVAL (sub or uri NULL, bad uri or option, a prefix
+ * pattern on a range), -EOPNOTSUPP (UD on iWARP), -EADDRNOTAVAIL
+ * (mcast://, no local address, or bind= not here), -ENODEV (bind= on
+ * another or no RDMA device), -EHOSTUNREACH (no route), -ENOMEM,
+ * -EALREADY (topic:// twice), -ENOSPC (64 topic:// subscriptions in the
+ * context); *conn_id unchanged then. Callbacks: yes.
  */
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
 			      uint32_t *conn_id);
@@ -1032,6 +1052,9 @@ struct msga_sub_stats {
 	 * (filtered) but none of a matching topic (streams 0).
 	 */
 	uint64_t unmatched;
+	/* Since 0.11: a subscription by name (topic://) */
+	uint64_t byname_conns;  /* publishers it is connected to now */
+	uint64_t byname_refused; /* publishers found but not connected */
 };
 
 struct msga_stream_stats {
@@ -1201,11 +1224,12 @@ struct msga_resolver_stats {
 	uint64_t tx_dgrams, tx_bytes; /* sent: datagrams, their bytes */
 	uint64_t tx_adverts, tx_withdraws, tx_queries; /* records sent */
 	uint64_t tx_errors;     /* sends the kernel refused */
-	uint64_t budget_waits;  /* adverts late because the budget was spent */
+	uint64_t budget_waits;  /* times due sends waited for the budget */
 	uint64_t withdraw_lost; /* withdrawals that found the queue full */
 	uint64_t rx_dgrams, rx_bytes; /* taken: datagrams, their bytes */
-	uint64_t queries_answered; /* adverts brought forward by a query */
-	uint64_t queries_dropped;  /* query records over the work bound */
+	uint64_t queries_answered; /* adverts a query asked for (answers) */
+	uint64_t queries_dropped;  /* query records over the work bound,
+				    * answers over the list's bound */
 	uint64_t rx_malformed;  /* dropped: not a valid resolver datagram */
 	uint64_t rx_forged;     /* dropped: a keyed context, MAC wrong or
 				 * missing */
@@ -1217,6 +1241,9 @@ struct msga_resolver_stats {
 	uint64_t rx_expired;    /* topics forgotten: not heard for
 				 * MSGA_RESOLVER_TTL_MS */
 };
+
+/* Connections one subscription by name (topic://) makes at most. */
+#define MSGA_SUB_BYNAME_MAX 64u
 
 /*
  * A topic heard on the resolver group is forgotten after three of its
@@ -1239,10 +1266,12 @@ MSGA_API int msga_resolver_stats(const struct msga_ctx *ctx,
 /**
  * Listen on ctx's resolver group for topics pattern matches (topic.h's
  * rules: a name, or a prefix and "*"), and ask for them: a query goes out
- * at once and again with the advert schedule's backoff, and every
- * publisher that has such a topic answers within 50 ms. What is heard is
- * kept (msga_resolver_topic()) until withdrawn or silent for
- * MSGA_RESOLVER_TTL_MS. Up to MSGA_RESOLVER_BROWSE_MAX patterns; the
+ * at once and again during the advert schedule's fast phase, and every
+ * publisher that has such a topic answers within 50 ms; after that the
+ * publishers' periodic adverts keep it up to date. What is heard is kept
+ * (msga_resolver_topic()) until withdrawn or silent for three of its
+ * publisher's advert periods (at least MSGA_RESOLVER_TTL_MS). Up to
+ * MSGA_RESOLVER_BROWSE_MAX patterns; the
  * same pattern again is a no-op. 0, or -EINVAL (ctx NULL, a bad pattern),
  * -ENOSPC (patterns full), -ENOMEM, or the resolver socket's errno
  * (-EADDRNOTAVAIL, ...); msga_ctx_last_error() says why. Callbacks: yes.

@@ -211,3 +211,37 @@ Test(tres_table, each_topic_expires_after_its_own_ttl, .init = setup,
 	cr_expect_eq(msga__tres_expire(&t, 1101, NULL, NULL), 1);
 	cr_expect_eq(t.nent, 0);
 }
+
+/* A multicast publisher over a range: each topic its own group, one
+ * origin, no conflict; but a topic's group never moves. */
+Test(tres_table, a_multicast_range_publisher_has_a_group_per_topic,
+     .init = setup, .fini = teardown)
+{
+	struct msga__trw_advert a = adv(5, "md.a");
+	uint32_t p, q;
+
+	a.kind = MSGA__TRW_MCAST;
+	a.port = 0;
+	memset(a.addr, 0, sizeof(a.addr));
+	a.addr[10] = a.addr[11] = 0xff;
+	a.addr[12] = 239;
+	a.addr[15] = 1;
+	cr_assert_eq(msga__tres_heard(&t, &a, 1, 20, &p), MSGA__TRES_NEW_PUB);
+	snprintf(a.topic, sizeof(a.topic), "md.b");
+	a.addr[15] = 2;
+	cr_expect_eq(msga__tres_heard(&t, &a, 1, 20, &q),
+		     MSGA__TRES_NEW_TOPIC, "another group, same publisher");
+	cr_expect_eq(q, p);
+	cr_expect_eq(t.pub[p].topics, 2);
+	a.addr[15] = 3;
+	cr_expect_eq(msga__tres_heard(&t, &a, 2, 20, &q), MSGA__TRES_CONFLICT,
+		     "md.b moved to another group");
+	cr_expect_eq(msga__tres_withdrawn(&t, &a, &q), 0,
+		     "a withdrawal naming another group");
+	a.addr[15] = 2;
+	cr_expect_eq(msga__tres_withdrawn(&t, &a, &q), 1);
+	cr_expect_eq(t.conflicts, 2);
+	for (uint32_t i = 0; i < t.ent_max; i++)
+		if (t.ent[i].topic[0])
+			cr_expect_eq(t.ent[i].addr[15], 1, "md.a keeps its group");
+}

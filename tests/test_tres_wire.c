@@ -296,3 +296,31 @@ Test(tres_wire, period_field)
 	cr_expect_eq(msga__trw_open(buf, n, &d), -EPROTO, "a query's is 0");
 }
 
+
+/* Where a subscriber connects, from a record. */
+Test(tres_wire, uri_of_a_record)
+{
+	struct msga__trw_advert a = rc_advert("md.eq.IBM");
+	char uri[80];
+
+	msga__trw_uri(&a, uri, sizeof(uri));
+	cr_expect_str_eq(uri, "rdma://198.18.0.1:7471");
+	a.kind = MSGA__TRW_UD;
+	msga__trw_uri(&a, uri, sizeof(uri));
+	cr_expect_str_eq(uri, "ud://198.18.0.1:7471");
+	a.kind = MSGA__TRW_MCAST;
+	a.port = 0;
+	a.addr[12] = 239;
+	a.addr[13] = 255;
+	a.addr[14] = 1;
+	a.addr[15] = 2;
+	msga__trw_uri(&a, uri, sizeof(uri));
+	cr_expect_str_eq(uri, "mcast://239.255.1.2");
+	memset(a.addr, 0, 16);
+	a.addr[0] = 0xfd;
+	a.addr[15] = 1;
+	a.kind = MSGA__TRW_RC;
+	a.port = 9;
+	msga__trw_uri(&a, uri, sizeof(uri));
+	cr_expect_str_eq(uri, "rdma://[fd00::1]:9");
+}

@@ -299,6 +299,8 @@ static const char *event_name(enum msga_event_type t)
 	case MSGA_EVENT_STREAM_OVERFLOW: return "stream-overflow";
 	case MSGA_EVENT_LOSS: return "loss";
 	case MSGA_EVENT_REJECTED: return "rejected";
+	case MSGA_EVENT_PUBLISHER_FOUND: return "publisher-found";
+	case MSGA_EVENT_PUBLISHER_GONE: return "publisher-gone";
 	}
 	return "event";
 }

@@ -289,9 +289,29 @@ void msga__sub_stats_more(const struct msga_sub *sub,
 			  struct msga_sub_stats *st);
 
 /* The subscriber's tables: rdma:// (rc_sub_ops.c), mcast:// and ud://
- * (mcast_sub_ops.c). */
+ * (mcast_sub_ops.c), topic:// (lib/api/sub_byname.c). */
 extern const struct msga__sub_ops msga__rc_sub_ops;
 extern const struct msga__sub_ops msga__ud_sub_ops;
+extern const struct msga__sub_ops msga__byname_sub_ops;
+
+/* A connection of the uri's transport, as msga_sub_connect() makes it:
+ * 0 with *id set, or -errno (subscriber.c; topic:// makes its own so). */
+int msga__sub_connect_uri(struct msga_sub *sub, const char *uri, uint32_t *id);
+
+/* One publisher a subscription by name connected to (sub_byname.c). */
+struct msga__byname_conn {
+	uint64_t origin;
+	uint32_t conn_id;
+	int used;
+	char uri[80];
+};
+
+struct msga__sub_byname {
+	uint32_t id;                   /* its own conn_id */
+	uint32_t watch;                /* the resolver's watch slot */
+	uint64_t conns, refused;       /* msga_sub_stats.byname_* */
+	struct msga__byname_conn conn[MSGA_SUB_BYNAME_MAX];
+};
 
 struct msga_sub {
 	struct msga__ep eng;           /* the engine's: timers, reaping */
@@ -307,6 +327,7 @@ struct msga_sub {
 	struct msga__sub_ud ud;        /* mcast://, ud:// (lib/ud/ud_obj.h) */
 	struct msga__export *exp;      /* live counters (stat_export.c) */
 	struct msga__export *exp_conns; /* ... its rdma:// connections' */
+	struct msga__sub_byname *byname; /* topic:// (sub_byname.c) */
 	int dead;                      /* destroyed in a callback (engine.c) */
 };
 

@@ -21,6 +21,7 @@ static const struct msga__ep_ops sub_ep_ops;
 
 /* Every transport a subscriber may hold connections of, in free order. */
 static const struct msga__sub_ops *const sub_transports[] = {
+	&msga__byname_sub_ops, /* (its watch first: nothing found after) */
 	&msga__rc_sub_ops, /* (its SRQ before the memberships, as ever) */
 	&msga__ud_sub_ops,
 };
@@ -228,7 +229,14 @@ static const struct msga__sub_ops *sub_ops_for(const char *uri)
 {
 	if (uri && (!strncmp(uri, "mcast://", 8) || !strncmp(uri, "ud://", 5)))
 		return &msga__ud_sub_ops;
+	if (uri && !strncmp(uri, "topic://", 8))
+		return &msga__byname_sub_ops;
 	return &msga__rc_sub_ops;
+}
+
+int msga__sub_connect_uri(struct msga_sub *sub, const char *uri, uint32_t *id)
+{
+	return sub_ops_for(uri)->connect(sub, uri, id);
 }
 
 MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
@@ -239,7 +247,7 @@ MSGA_API int msga_sub_connect(struct msga_sub *sub, const char *uri,
 
 	if (!sub)
 		return -EINVAL;
-	ret = sub_ops_for(uri)->connect(sub, uri, &id);
+	ret = msga__sub_connect_uri(sub, uri, &id);
 	if (ret < 0)
 		return ret;
 	if (conn_id)

@@ -39,6 +39,9 @@ struct msga__res_adv {
 	struct msga__tres_adv **heap;  /* by due time, earliest first */
 	uint32_t n, cap;
 	uint64_t rec_bytes;            /* their records' bytes, together */
+	/* adverts a query asked for: they go before the periodic ones */
+	struct msga__tres_adv **answers;
+	uint32_t nanswers;
 	struct msga__tres_budget budget;
 	/* withdrawals waiting to go out (bounded: the rest expire) */
 	struct msga__trw_advert *gone;
@@ -47,8 +50,29 @@ struct msga__res_adv {
 	uint64_t query_second;
 };
 
+/*
+ * Who is told what the table learns (resolver_heard.c): a subscriber by
+ * name (lib/api), through these callbacks, never by name. found: a
+ * publisher's topic that pattern matches, heard first (a: where to
+ * reach it; a->addr is the topic's own group for mcast://); gone: the
+ * publisher (origin) withdrew or fell silent on its last topic.
+ */
+struct msga__res_watch_ops {
+	void (*found)(void *user, const struct msga__trw_advert *a);
+	void (*gone)(void *user, uint64_t origin);
+};
+
+struct msga__res_watch {
+	const struct msga__res_watch_ops *ops; /* NULL: a free slot */
+	void *user;
+	char pattern[MSGA_TOPIC_MAX + 2];
+};
+
+#define MSGA__RES_WATCH_MAX 64u
+
 /* The listening side's state (resolver_heard.c). */
 struct msga__res_heard {
+	struct msga__res_watch watch[MSGA__RES_WATCH_MAX];
 	char pattern[MSGA_RESOLVER_BROWSE_MAX][MSGA_TOPIC_MAX + 2];
 	uint32_t npattern;
 	struct msga__tres_topic query; /* the queries' schedule */
@@ -81,6 +105,7 @@ struct msga__resolver {
 #define MSGA__RES_MAC_LEN 16u
 /* Withdrawals queued at most; queries answered per second at most. */
 #define MSGA__RES_GONE_MAX 4096u
+#define MSGA__RES_ANSWERS_MAX 4096u
 #define MSGA__RES_QUERIES_PER_S 256u
 
 /* ------------------------------------------------------- resolver.c */
@@ -141,5 +166,16 @@ uint64_t msga__res_heard_run(struct msga__resolver *r, uint64_t now);
 void msga__res_heard_dgram(struct msga__resolver *r, struct msga__trw_dec *d,
 			   const struct sockaddr_in *from, uint64_t now);
 void msga__res_heard_fini(struct msga__resolver *r);
+/*
+ * Tell ops about every publisher of a topic pattern matches, those heard
+ * already first (from inside this call), and ask for them: 0 with *slot
+ * set, or -ENOSPC (MSGA__RES_WATCH_MAX watches), -ENOMEM, or the socket's
+ * error (the last error says why).
+ */
+int msga__resolver_watch(struct msga_ctx *ctx, const char *pattern,
+			 const struct msga__res_watch_ops *ops, void *user,
+			 uint32_t *slot);
+/* Stop telling slot's watcher anything (ctx's resolver gone: no-op). */
+void msga__resolver_unwatch(struct msga_ctx *ctx, uint32_t slot);
 
 #endif

@@ -10,8 +10,12 @@
  * when the budget is spent the rest wait (counted in budget_waits), so
  * the budget, not the topic count, bounds the traffic.
  *
- * A query brings the adverts it matches forward, to within a jittered
- * answer_max. Matching walks every advertised topic, so the walk is
+ * A query puts the adverts it matches on a list of answers, each due at
+ * a jittered point within answer_max, sent before any periodic advert:
+ * with the budget spent on tens of thousands of periodic adverts, an
+ * answer in the heap would wait behind all of them (a late browser of
+ * one topic among 100 000 waited 11 s so). Matching walks every
+ * advertised topic, so the walk is
  * bounded too: at most QUERY_WORK topic comparisons a second in all
  * (about a millisecond of CPU); records beyond it are dropped and
  * counted, and the asker hears of those topics at their next periodic
@@ -31,6 +35,8 @@ struct msga__tres_adv {
 	struct msga__trw_advert rec;
 	struct msga__tres_topic sched;
 	uint32_t at;                   /* its index in the heap */
+	uint32_t answer;               /* in answers at answer - 1; 0: not */
+	uint64_t answer_ns;            /* ... due then */
 };
 
 /* ------------------------------------------------------------ the heap */
@@ -102,6 +108,38 @@ static void heap_remove(struct msga__res_adv *h, struct msga__tres_adv *a)
 		sift_up(h, i);
 		sift_down(h, moved->at);
 	}
+}
+
+/* ---------------------------------------------------------- answers */
+
+static void answer_drop(struct msga__res_adv *h, struct msga__tres_adv *a)
+{
+	uint32_t i = a->answer - 1;
+
+	h->answers[i] = h->answers[--h->nanswers];
+	h->answers[i]->answer = i + 1;
+	a->answer = 0;
+}
+
+/* a is asked for at now: an answer, unless it is one already (or the
+ * list is full: 0, and the asker waits for its periodic advert). */
+static int answer_add(struct msga__resolver *r, struct msga__tres_adv *a,
+		      uint64_t now)
+{
+	struct msga__res_adv *h = &r->adv;
+	struct msga__tres_topic when = { .due_ns = UINT64_MAX };
+
+	if (a->answer)
+		return 1;
+	if (!h->answers)
+		h->answers = malloc(MSGA__RES_ANSWERS_MAX * sizeof(*h->answers));
+	if (!h->answers || h->nanswers == MSGA__RES_ANSWERS_MAX)
+		return 0;
+	msga__tres_topic_asked(&when, &r->tm, now, &r->rand);
+	a->answer_ns = when.due_ns;
+	h->answers[h->nanswers++] = a;
+	a->answer = h->nanswers;
+	return 1;
 }
 
 /* ------------------------------------------------------ adding topics */
@@ -206,6 +244,8 @@ void msga__resolver_del(struct msga_ctx *ctx, struct msga__tres_adv *adv)
 	if (!adv)
 		return;
 	h = &r->adv;
+	if (adv->answer)
+		answer_drop(h, adv);
 	heap_remove(h, adv);
 	h->rec_bytes -= record_bytes(&adv->rec);
 	if (!h->gone)
@@ -281,6 +321,8 @@ static uint32_t send_due(struct msga__resolver *r, uint64_t now)
 
 		if (msga__trw_add_advert(&e, &a->rec))
 			break; /* (full: the next datagram) */
+		if (a->answer)
+			answer_drop(h, a); /* (this advert answers too) */
 		msga__tres_topic_sent(&a->sched, &r->tm, now);
 		sift_down(h, 0);
 		k++;
@@ -292,8 +334,50 @@ static uint32_t send_due(struct msga__resolver *r, uint64_t now)
 	return k;
 }
 
+/*
+ * One datagram of the answers due at now, each then counted as its
+ * topic's advert (its periodic one moves on); how many went. *next: the
+ * earliest answer still waiting.
+ */
+static uint32_t send_answers(struct msga__resolver *r, uint64_t now,
+			     uint64_t *next)
+{
+	uint8_t buf[MSGA__TRW_DGRAM_MAX + MSGA__RES_MAC_LEN];
+	struct msga__res_adv *h = &r->adv;
+	struct msga__trw_enc e;
+	uint32_t k = 0, i = 0;
+
+	*next = UINT64_MAX;
+	msga__res_begin(r, &e, buf, MSGA__TRW_ADVERT);
+	msga__trw_period(&e, period_ms(r));
+	while (i < h->nanswers) {
+		struct msga__tres_adv *a = h->answers[i];
+
+		if (a->answer_ns > now) {
+			*next = a->answer_ns < *next ? a->answer_ns : *next;
+			i++;
+			continue;
+		}
+		if (msga__trw_add_advert(&e, &a->rec)) {
+			*next = now; /* (full: the next datagram) */
+			break;
+		}
+		answer_drop(h, a); /* (the last moves to i) */
+		msga__tres_topic_sent(&a->sched, &r->tm, now);
+		sift_down(h, a->at);
+		k++;
+	}
+	if (k) {
+		pay_and_send(r, &e, buf, now);
+		r->st.tx_adverts += k;
+	}
+	return k;
+}
+
 uint64_t msga__res_adv_run(struct msga__resolver *r, uint64_t now)
 {
+	uint64_t answers_next = UINT64_MAX;
+
 	struct msga__res_adv *h = &r->adv;
 	uint64_t wait;
 
@@ -302,6 +386,13 @@ uint64_t msga__res_adv_run(struct msga__resolver *r, uint64_t now)
 	wait = send_withdrawals(r, now);
 	if (wait)
 		return wait;
+	for (int i = 0; i < DGRAMS_PER_TICK && h->nanswers; i++) {
+		wait = budget_wait(r, now);
+		if (wait)
+			return wait;
+		if (!send_answers(r, now, &answers_next))
+			break;
+	}
 	for (int i = 0; i < DGRAMS_PER_TICK; i++) {
 		if (!h->n || h->heap[0]->sched.due_ns > now)
 			break;
@@ -311,7 +402,9 @@ uint64_t msga__res_adv_run(struct msga__resolver *r, uint64_t now)
 		if (!send_due(r, now))
 			break;
 	}
-	return h->n ? h->heap[0]->sched.due_ns : UINT64_MAX;
+	if (h->n && h->heap[0]->sched.due_ns < answers_next)
+		return h->heap[0]->sched.due_ns;
+	return answers_next;
 }
 
 /* ---------------------------------------------------------- queries */
@@ -336,15 +429,15 @@ void msga__res_adv_query(struct msga__resolver *r, struct msga__trw_dec *d,
 		h->query_budget -= h->n;
 		for (uint32_t i = 0; i < h->n; i++) {
 			struct msga__tres_adv *a = h->heap[i];
-			uint64_t due = a->sched.due_ns;
 
 			if (!msga__topic_match(pat, a->rec.topic))
 				continue;
-			msga__tres_topic_asked(&a->sched, &r->tm, now, &r->rand);
-			if (a->sched.due_ns < due) {
-				sift_up(h, i);
+			if (a->answer)
+				continue; /* (asked already) */
+			if (answer_add(r, a, now))
 				r->st.queries_answered++;
-			}
+			else
+				r->st.queries_dropped++;
 		}
 	}
 }
@@ -357,5 +450,6 @@ void msga__res_adv_fini(struct msga__resolver *r)
 		free(h->heap[i]);
 	free(h->heap);
 	free(h->gone);
+	free(h->answers);
 	memset(h, 0, sizeof(*h));
 }

@@ -5,10 +5,12 @@
  * the bounded table (tres_table.h) of the publishers and topics heard.
  *
  * A query for every pattern goes out when a pattern is added, and again
- * on the advert schedule's backoff (fast at first, then every sustain
- * period), so a browser that lost its first query, or started before
- * the publishers, still hears of them: publishers advertise on their own
- * schedule as well. Adverts of topics no pattern matches are not kept.
+ * on the advert schedule's fast phase (10 ms doubling to 500 ms, for
+ * 5 s by default), so a browser that lost its first query still hears
+ * soon; then it stops: the publishers' own periodic adverts keep a
+ * browser up to date, and tell one that started before them. (A query
+ * every second from each of many browsers would have every publisher
+ * answer each of them, on top of its adverts.) Adverts of topics no pattern matches are not kept.
  * What was not heard for MSGA_RESOLVER_TTL_MS is forgotten, a walk of
  * the table once a second.
  */
@@ -36,12 +38,43 @@ static uint64_t ttl_ns(uint32_t period_ms)
 	return ms * MS;
 }
 
+static int watched(const struct msga__res_heard *h, const char *topic)
+{
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX; i++)
+		if (h->watch[i].ops &&
+		    msga__topic_match(h->watch[i].pattern, topic))
+			return 1;
+	return 0;
+}
+
 static int wanted(const struct msga__res_heard *h, const char *topic)
 {
 	for (uint32_t i = 0; i < h->npattern; i++)
 		if (msga__topic_match(h->pattern[i], topic))
 			return 1;
-	return 0;
+	return watched(h, topic);
+}
+
+/* (by index, slot by slot: a callback may watch or unwatch) */
+static void tell_found(struct msga__res_heard *h,
+		       const struct msga__trw_advert *a)
+{
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX; i++) {
+		struct msga__res_watch *w = &h->watch[i];
+
+		if (w->ops && msga__topic_match(w->pattern, a->topic))
+			w->ops->found(w->user, a);
+	}
+}
+
+static void tell_gone(struct msga__res_heard *h, uint64_t origin)
+{
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX; i++) {
+		struct msga__res_watch *w = &h->watch[i];
+
+		if (w->ops)
+			w->ops->gone(w->user, origin);
+	}
 }
 
 static int table_make(struct msga__resolver *r)
@@ -62,6 +95,71 @@ static int table_make(struct msga__resolver *r)
 	}
 	return ret ? msga__ctx_fail(r->ctx, ret, "msga_resolver_browse: "
 				    "table") : 0;
+}
+
+/* The record of entry e as its publisher advertised it. */
+static void record_of(const struct msga__tres_table *t,
+		      const struct msga__tres_ent *e, struct msga__trw_advert *a)
+{
+	const struct msga__tres_pub *p = &t->pub[e->pub];
+
+	*a = (struct msga__trw_advert){ .kind = p->kind, .flags = p->flags,
+					.port = p->port, .origin = e->origin };
+	memcpy(a->addr, e->addr, sizeof(a->addr));
+	strcpy(a->topic, e->topic);
+}
+
+int msga__resolver_watch(struct msga_ctx *ctx, const char *pattern,
+			 const struct msga__res_watch_ops *ops, void *user,
+			 uint32_t *slot)
+{
+	struct msga__resolver *r;
+	struct msga__res_heard *h;
+	struct msga__res_watch *w = NULL;
+	int ret = msga__res_get(ctx, &r);
+
+	if (!ret)
+		ret = table_make(r);
+	if (ret)
+		return ret;
+	h = &r->heard;
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX && !w; i++)
+		if (!h->watch[i].ops) {
+			w = &h->watch[i];
+			*slot = i;
+		}
+	if (!w)
+		return msga__ctx_fail(ctx, -ENOSPC, "topic://: %u subscriptions "
+				      "by name already", MSGA__RES_WATCH_MAX);
+	snprintf(w->pattern, sizeof(w->pattern), "%s", pattern);
+	w->ops = ops;
+	w->user = user;
+	msga__tres_topic_new(&h->query, msga__now_ns());
+	/* what is known already, at once */
+	for (uint32_t i = 0; i < h->table.ent_max && w->ops; i++) {
+		struct msga__trw_advert a;
+
+		if (!h->table.ent[i].topic[0] ||
+		    !msga__topic_match(pattern, h->table.ent[i].topic))
+			continue;
+		record_of(&h->table, &h->table.ent[i], &a);
+		ops->found(user, &a);
+	}
+	return 0;
+}
+
+void msga__resolver_unwatch(struct msga_ctx *ctx, uint32_t slot)
+{
+	if (ctx->resolver && slot < MSGA__RES_WATCH_MAX) /* (else: none) */
+		ctx->resolver->heard.watch[slot].ops = NULL;
+}
+
+static int any_watch(const struct msga__res_heard *h)
+{
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX; i++)
+		if (h->watch[i].ops)
+			return 1;
+	return 0;
 }
 
 MSGA_API int msga_resolver_browse(struct msga_ctx *ctx, const char *pattern)
@@ -98,12 +196,17 @@ static void send_queries(struct msga__resolver *r, uint64_t now)
 	struct msga__trw_enc e;
 	uint32_t len;
 
+	uint32_t n = 0;
+
 	msga__res_begin(r, &e, buf, MSGA__TRW_QUERY);
 	for (uint32_t i = 0; i < h->npattern; i++)
-		msga__trw_add_query(&e, h->pattern[i]); /* (all fit) */
+		n += !msga__trw_add_query(&e, h->pattern[i]);
+	for (uint32_t i = 0; i < MSGA__RES_WATCH_MAX; i++) /* (all fit) */
+		if (h->watch[i].ops)
+			n += !msga__trw_add_query(&e, h->watch[i].pattern);
 	len = msga__trw_end(&e);
 	if (len && !msga__res_send(r, buf, len))
-		r->st.tx_queries += h->npattern;
+		r->st.tx_queries += n;
 }
 
 static void expired(void *user, uint32_t pub)
@@ -111,17 +214,20 @@ static void expired(void *user, uint32_t pub)
 	struct msga__resolver *r = user;
 
 	r->heard.sender[pub][0] = '\0';
+	tell_gone(&r->heard, r->heard.table.pub[pub].origin);
 }
 
 uint64_t msga__res_heard_run(struct msga__resolver *r, uint64_t now)
 {
 	struct msga__res_heard *h = &r->heard;
 
-	if (!h->npattern)
+	if (!h->npattern && !any_watch(h))
 		return UINT64_MAX;
 	if (h->query.due_ns <= now) {
 		send_queries(r, now);
 		msga__tres_topic_sent(&h->query, &r->tm, now);
+		if (now - h->query.born_ns >= r->tm.initial_ns)
+			h->query.due_ns = UINT64_MAX; /* (fast phase over) */
 	}
 	if (now >= h->next_expire_ns) {
 		h->next_expire_ns = now + SECOND;
@@ -139,23 +245,30 @@ void msga__res_heard_dgram(struct msga__resolver *r, struct msga__trw_dec *d,
 	struct msga__trw_advert a;
 	uint32_t pub;
 
-	if (!h->npattern)
+	if (!h->table.ent)
 		return;
 	while (msga__trw_next_advert(d, &a)) {
+		int res;
+
 		if (!wanted(h, a.topic))
 			continue;
 		if (d->type == MSGA__TRW_WITHDRAW) {
 			int gone = msga__tres_withdrawn(&h->table, &a, &pub);
 
 			r->st.rx_withdrawn += gone != 0;
-			if (gone == 2)
+			if (gone == 2) {
 				h->sender[pub][0] = '\0';
+				tell_gone(h, a.origin);
+			}
 			continue;
 		}
-		if (msga__tres_heard(&h->table, &a, now, ttl_ns(d->period_ms),
-				     &pub) == MSGA__TRES_NEW_PUB)
+		res = msga__tres_heard(&h->table, &a, now, ttl_ns(d->period_ms),
+				       &pub);
+		if (res == MSGA__TRES_NEW_PUB)
 			inet_ntop(AF_INET, &from->sin_addr, h->sender[pub],
 				  sizeof(h->sender[pub]));
+		if (res == MSGA__TRES_NEW_PUB || res == MSGA__TRES_NEW_TOPIC)
+			tell_found(h, &a);
 	}
 }
 
@@ -166,32 +279,13 @@ void msga__res_heard_fini(struct msga__resolver *r)
 	r->heard.sender = NULL;
 }
 
-/* "rdma://IP:PORT", "ud://IP:PORT", "mcast://GROUP" of a publisher. */
-static void uri_of(const struct msga__tres_pub *p, char *buf, size_t n)
-{
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-	const char *scheme = p->kind == MSGA__TRW_RC ? "rdma" :
-			     p->kind == MSGA__TRW_UD ? "ud" : "mcast";
-	char ip[INET6_ADDRSTRLEN];
-	int v4 = !memcmp(p->addr, v4mapped, sizeof(v4mapped));
-
-	if (v4)
-		inet_ntop(AF_INET, p->addr + 12, ip, sizeof(ip));
-	else
-		inet_ntop(AF_INET6, p->addr, ip, sizeof(ip));
-	if (p->kind == MSGA__TRW_MCAST)
-		snprintf(buf, n, "%s://%s", scheme, ip);
-	else
-		snprintf(buf, n, v4 ? "%s://%s:%u" : "%s://[%s]:%u", scheme, ip,
-			 p->port);
-}
-
 MSGA_API int msga_resolver_topic(const struct msga_ctx *ctx, uint32_t idx,
 				 struct msga_topic_info *ti)
 {
 	const struct msga__resolver *r;
 	const struct msga__tres_ent *e;
 	const struct msga__tres_pub *p;
+	struct msga__trw_advert a;
 
 	if (!ctx || !ti || ti->size < sizeof(*ti))
 		return -EINVAL;
@@ -205,7 +299,8 @@ MSGA_API int msga_resolver_topic(const struct msga_ctx *ctx, uint32_t idx,
 	ti->flags = (p->flags & MSGA__TRW_F_RELIABLE ? MSGA_TOPIC_RELIABLE : 0) |
 		    (p->flags & MSGA__TRW_F_KEYS ? MSGA_TOPIC_KEYS : 0);
 	snprintf(ti->topic, sizeof(ti->topic), "%s", e->topic);
-	uri_of(p, ti->uri, sizeof(ti->uri));
+	record_of(&r->heard.table, e, &a);
+	msga__trw_uri(&a, ti->uri, sizeof(ti->uri));
 	ti->origin = e->origin;
 	ti->age_ms = (msga__now_ns() - e->heard_ns) / 1000000u;
 	snprintf(ti->sender, sizeof(ti->sender), "%s", r->heard.sender[e->pub]);

@@ -96,11 +96,13 @@ static uint32_t pub_find(const struct msga__tres_table *t, uint64_t origin,
 	return NIL;
 }
 
+/* A multicast publisher's topics may be on different groups (a range). */
 static int same_endpoint(const struct msga__tres_pub *p,
 			 const struct msga__trw_advert *a)
 {
 	return p->kind == a->kind && p->flags == a->flags &&
-	       p->port == a->port && !memcmp(p->addr, a->addr, 16);
+	       p->port == a->port &&
+	       (a->kind == MSGA__TRW_MCAST || !memcmp(p->addr, a->addr, 16));
 }
 
 int msga__tres_heard(struct msga__tres_table *t,
@@ -117,6 +119,10 @@ int msga__tres_heard(struct msga__tres_table *t,
 	}
 	e = ent_find(t, a->origin, a->topic, &link);
 	if (e != NIL) {
+		if (memcmp(t->ent[e].addr, a->addr, 16)) {
+			t->conflicts++; /* (a topic's group never moves) */
+			return MSGA__TRES_CONFLICT;
+		}
 		t->ent[e].heard_ns = now;
 		t->ent[e].ttl_ns = ttl_ns;
 		*pub = t->ent[e].pub;
@@ -140,6 +146,7 @@ int msga__tres_heard(struct msga__tres_table *t,
 	t->ent[e].origin = a->origin;
 	t->ent[e].heard_ns = now;
 	t->ent[e].ttl_ns = ttl_ns;
+	memcpy(t->ent[e].addr, a->addr, 16);
 	t->ent[e].pub = p;
 	strcpy(t->ent[e].topic, a->topic); /* (checked: fits) */
 	t->ent[e].next = NIL;
@@ -170,7 +177,8 @@ int msga__tres_withdrawn(struct msga__tres_table *t,
 
 	if (e == NIL)
 		return 0;
-	if (!same_endpoint(&t->pub[t->ent[e].pub], a)) {
+	if (!same_endpoint(&t->pub[t->ent[e].pub], a) ||
+	    memcmp(t->ent[e].addr, a->addr, 16)) {
 		t->conflicts++;
 		return 0;
 	}

@@ -13,8 +13,10 @@
  * forged adverts cannot open more connections than that) and topics.
  * An advert that does not fit is dropped and counted, never evicts a
  * publisher already heard. An advert that contradicts what an origin
- * said before (another transport or address) is dropped and counted: an
- * origin's endpoint never moves.
+ * said before (another transport or flags; for rdma:// and ud:// another
+ * address or port) is dropped and counted: an origin's endpoint never
+ * moves. A multicast publisher's topics may each have a group of their
+ * own (a range): each topic keeps its group.
  *
  * Pure logic: tested on the host (tests/test_tres_table.c).
  */
@@ -39,6 +41,8 @@ struct msga__tres_pub {
 struct msga__tres_ent {
 	uint64_t origin, heard_ns;
 	uint64_t ttl_ns;               /* forgotten after this silence */
+	uint8_t addr[16];              /* its group (mcast://; else the
+					* publisher's address) */
 	uint32_t pub, next;
 	char topic[MSGA_TOPIC_MAX + 1];
 };

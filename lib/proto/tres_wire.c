@@ -4,7 +4,9 @@
  * record by record into a bounded buffer, and read only after the whole
  * datagram has been checked.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
 
@@ -24,6 +26,23 @@ void msga__trw_addr_of(uint8_t addr[16], const struct sockaddr *sa)
 		addr[10] = addr[11] = 0xff;
 		memcpy(addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 	}
+}
+
+void msga__trw_uri(const struct msga__trw_advert *a, char *buf, size_t n)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const char *scheme = a->kind == MSGA__TRW_RC ? "rdma" :
+			     a->kind == MSGA__TRW_UD ? "ud" : "mcast";
+	int v4 = !memcmp(a->addr, v4mapped, sizeof(v4mapped));
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a->addr + 12 : a->addr, ip,
+		  sizeof(ip));
+	if (a->kind == MSGA__TRW_MCAST)
+		snprintf(buf, n, "%s://%s", scheme, ip);
+	else
+		snprintf(buf, n, v4 ? "%s://%s:%u" : "%s://[%s]:%u", scheme, ip,
+			 a->port);
 }
 
 static int addr_is_group(const uint8_t a[16])

@@ -45,6 +45,7 @@
 #ifndef MSGA_TRES_WIRE_H
 #define MSGA_TRES_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "msgaccel.h"
@@ -127,6 +128,10 @@ uint32_t msga__trw_end(struct msga__trw_enc *e);
  * other family, the unspecified address. */
 struct sockaddr;
 void msga__trw_addr_of(uint8_t addr[16], const struct sockaddr *sa);
+
+/* Where a subscriber connects for record a (its kind, port, addr):
+ * "rdma://IP:PORT", "ud://IP:PORT" ([IPv6]), or "mcast://GROUP". */
+void msga__trw_uri(const struct msga__trw_advert *a, char *buf, size_t n);
 
 /* Check n bytes at buf whole: 0 with d ready to read, or -EPROTO. */
 int msga__trw_open(const void *buf, uint32_t n, struct msga__trw_dec *d);

@@ -66,6 +66,7 @@ static void readvert(const struct msga__trw_dec *d, const uint8_t *p,
 
 	msga__trw_begin(&e, again, sizeof(again), d->type, d->sender,
 			d->seq);
+	msga__trw_period(&e, d->period_ms);
 	while (msga__trw_next_advert(&r, &a)) {
 		FUZZ_CHECK(msga__trw_add_advert(&e, &a) == 0);
 		count++;

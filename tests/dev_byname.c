@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device tests of subscriptions by name (issue 37; topic://,
+ * msga_sub_connect(3)): a subscriber finds the publishers of its pattern
+ * through the resolver group and connects to each with the transport it
+ * advertises (two publishers, on rdma:// and, on RoCE, mcast://; on
+ * iWARP two rdma:// ones), gets both streams, and says which publisher
+ * each connection is (MSGA_EVENT_PUBLISHER_FOUND); a publisher made after
+ * the subscriber is found; one that restarts on a new port is followed
+ * (GONE for the old one, FOUND for the new, in that order, and the
+ * messages of the new one); the calls' documented errors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "devtest.h"
+#include "dev_pubsub_util.h"
+
+#define WAIT_MS 20000
+#define NEV 32
+
+/* The events of a subscriber by name, in order, and its messages. */
+struct log {
+	struct dp_rec rec;
+	int n;
+	struct {
+		uint32_t type, conn_id;
+		int status;
+		uint64_t origin;
+		char peer[80];
+	} ev[NEV];
+	int found, gone;
+};
+
+static void on_event(const struct msga_event *ev, void *user)
+{
+	struct log *l = user;
+
+	if (l->n < NEV) {
+		l->ev[l->n].type = ev->type;
+		l->ev[l->n].conn_id = ev->conn_id;
+		l->ev[l->n].status = ev->status;
+		l->ev[l->n].origin = ev->origin;
+		snprintf(l->ev[l->n].peer, sizeof(l->ev[l->n].peer), "%s",
+			 ev->peer ? ev->peer : "");
+		l->n++;
+	}
+	l->found += ev->type == MSGA_EVENT_PUBLISHER_FOUND && !ev->status;
+	l->gone += ev->type == MSGA_EVENT_PUBLISHER_GONE;
+	dp_on_event(ev, &l->rec);
+}
+
+static void on_msg(const struct msga_msg *m, void *user)
+{
+	dp_on_msg(m, &((struct log *)user)->rec);
+}
+
+static const char *group(char *buf, size_t n, unsigned salt)
+{
+	snprintf(buf, n, "239.255.%u.%u:%u", 120 + salt,
+		 1 + (unsigned)getpid() % 250, 15100 + salt);
+	return buf;
+}
+
+static struct msga_ctx *open_res(const char *grp, uint32_t flags)
+{
+	struct msga_resolver_attr ra = { .size = sizeof(ra), .flags = flags,
+					 .group = grp };
+	struct msga_ctx_attr a = { .size = sizeof(a) };
+	struct msga_ctx *ctx = NULL;
+	int ret;
+
+	a.dev_name = devtest_env()->dev;
+	a.resolver = &ra;
+	ret = msga_ctx_open(&a, &ctx);
+	cr_assert_eq(ret, 0, "msga_ctx_open = %d: %s", ret, msga_open_error());
+	return ctx;
+}
+
+static struct msga_sub *by_name(struct msga_ctx *ctx, const char *pattern,
+				struct log *l, uint32_t *id)
+{
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = pattern,
+				    .on_msg = on_msg, .on_event = on_event,
+				    .user = l };
+	struct msga_sub *sub;
+
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	cr_assert_eq(msga_sub_connect(sub, "topic://", id), 0, "%s",
+		     msga_ctx_last_error(ctx));
+	return sub;
+}
+
+/* A publisher of one topic: its id in *t. */
+static struct msga_pub *pub_of(struct msga_ctx *ctx, const char *uri,
+			       const char *topic, uint32_t *t,
+			       struct dp_rec *ev)
+{
+	struct msga_pub *pub = dp_pub_at(ctx, uri, 0, ev);
+
+	cr_assert_eq(msga_pub_topic(pub, topic, t), 0, "%s",
+		     msga_ctx_last_error(ctx));
+	return pub;
+}
+
+/* Poll until *v >= want (WAIT_MS at most): 1 if reached. */
+static int until(struct msga_ctx **c, int n, const volatile int *v, int want)
+{
+	return dp_poll_until(c, n, v, want, (int)devtest_scale_ms(WAIT_MS));
+}
+
+/*
+ * Send count messages on topic t of pub, polling everyone, until the
+ * subscriber's log has total more. An rdma:// publisher first counts its
+ * subscriber (what is committed before it subscribed is not its).
+ */
+static void stream(struct msga_pub *pub, uint32_t t, uint64_t from,
+		   uint64_t count, struct msga_ctx **c, int n, struct log *l)
+{
+	uint64_t want = l->rec.total + count;
+	uint64_t end = dp_now_ms() + devtest_scale_ms(WAIT_MS);
+
+	while (msga_pub_subscribers(pub) == 0 && dp_now_ms() < end)
+		for (int i = 0; i < n; i++)
+			msga_ctx_poll(c[i], 16);
+
+	for (uint64_t s = from; s < from + count; s++)
+		dp_send(pub, t, s, 64, c, n);
+	while (l->rec.total < want && dp_now_ms() < end)
+		for (int i = 0; i < n; i++)
+			msga_ctx_poll(c[i], 16);
+	cr_expect_eq(l->rec.total, want, "got %lu of %lu",
+		     (unsigned long)l->rec.total, (unsigned long)want);
+}
+
+Test(byname, finds_two_publishers_on_their_transports, .timeout = 240)
+{
+	char g[64];
+	struct msga_ctx *c[2];
+	struct dp_rec pev = { 0 };
+	struct log l = { 0 };
+	struct msga_pub *p1, *p2;
+	const char *uri2 = dp_is_iwarp() ? dp_uri(0) : "mcast://239.255.29.1";
+	uint32_t id, t1, t2;
+
+	c[0] = open_res(group(g, sizeof(g), 1), MSGA_RESOLVER_ADVERTISE);
+	c[1] = open_res(g, 0);
+	p1 = pub_of(c[0], dp_uri(0), "md.eq.A", &t1, &pev);
+	p2 = pub_of(c[0], uri2, "md.eq.B", &t2, &pev);
+	by_name(c[1], "md.eq.*", &l, &id);
+	cr_assert(until(c, 2, &l.found, 2), "found %d", l.found);
+	cr_assert(until(c, 2, &l.rec.connected, dp_is_iwarp() ? 2 : 1),
+		  "connected %d", l.rec.connected);
+	cr_expect_neq(l.ev[0].origin, l.ev[1].origin);
+	cr_expect_neq(l.ev[0].conn_id, id);
+	if (!dp_is_iwarp()) /* the multicast membership joins: let it */
+		usleep(200000);
+	stream(p1, t1, 1, 20, c, 2, &l);
+	stream(p2, t2, 1, 20, c, 2, &l);
+	cr_expect_eq(l.rec.bad, 0, "%s", l.rec.first_bad);
+	msga_pub_destroy(p1);
+	msga_pub_destroy(p2);
+	msga_ctx_close(c[1]);
+	msga_ctx_close(c[0]);
+}
+
+/* A publisher made after the subscriber; then restarted on a new port. */
+Test(byname, a_late_publisher_is_found_and_a_restart_followed,
+     .timeout = 240)
+{
+	char g[64], first[80];
+	struct msga_ctx *c[2];
+	struct dp_rec pev = { 0 };
+	struct log l = { 0 };
+	struct msga_pub *pub;
+	uint32_t id, t;
+	int n0;
+
+	c[0] = open_res(group(g, sizeof(g), 2), MSGA_RESOLVER_ADVERTISE);
+	c[1] = open_res(g, 0);
+	by_name(c[1], "md.*", &l, &id);
+	dp_poll_until(c, 2, &l.found, 1, 300);
+	cr_assert_eq(l.found, 0, "nothing published yet");
+	pub = pub_of(c[0], dp_uri(0), "md.late", &t, &pev);
+	cr_assert(until(c, 2, &l.rec.connected, 1));
+	cr_assert_eq(l.ev[0].type, MSGA_EVENT_PUBLISHER_FOUND);
+	snprintf(first, sizeof(first), "%s", l.ev[0].peer);
+	stream(pub, t, 1, 10, c, 2, &l);
+
+	/* restart: destroy (withdrawn at once), a new one on a new port */
+	n0 = l.n;
+	msga_pub_destroy(pub);
+	cr_assert(until(c, 2, &l.gone, 1), "no PUBLISHER_GONE");
+	pub = pub_of(c[0], dp_uri(0), "md.late", &t, &pev);
+	cr_assert(until(c, 2, &l.found, 2));
+	cr_assert(until(c, 2, &l.rec.connected, 2));
+	stream(pub, t, 1, 10, c, 2, &l);
+	cr_expect_eq(l.rec.bad, 0, "%s", l.rec.first_bad);
+	/* the events in order: GONE (old) before FOUND (new) */
+	{
+		int gone_at = -1, found_at = -1;
+
+		for (int i = n0; i < l.n; i++) {
+			if (l.ev[i].type == MSGA_EVENT_PUBLISHER_GONE &&
+			    gone_at < 0)
+				gone_at = i;
+			if (l.ev[i].type == MSGA_EVENT_PUBLISHER_FOUND &&
+			    found_at < 0)
+				found_at = i;
+		}
+		cr_expect(gone_at >= 0 && found_at > gone_at, "gone %d found %d",
+			  gone_at, found_at);
+		cr_expect_str_eq(l.ev[gone_at].peer, first);
+		cr_expect_str_neq(l.ev[found_at].peer, first, "a new port");
+		cr_expect_neq(l.ev[found_at].origin, l.ev[gone_at].origin);
+	}
+	msga_pub_destroy(pub);
+	msga_ctx_close(c[1]);
+	msga_ctx_close(c[0]);
+}
+
+Test(byname, documented_errors_and_disconnect, .timeout = 240)
+{
+	char g[64];
+	struct msga_ctx *c[2];
+	struct dp_rec pev = { 0 };
+	struct log l = { 0 };
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_sub *sub;
+	struct msga_pub *pub;
+	uint32_t id, id2, t;
+
+	c[0] = open_res(group(g, sizeof(g), 3), MSGA_RESOLVER_ADVERTISE);
+	c[1] = open_res(g, 0);
+	sub = by_name(c[1], "md.*", &l, &id);
+	cr_expect_eq(msga_sub_connect(sub, "topic://", &id2), -EALREADY);
+	{
+		struct msga_sub *s2 = dp_sub(c[1], "md.*", &pev);
+
+		cr_expect_eq(msga_sub_connect(s2, "topic://md.*", &id2),
+			     -EINVAL, "the pattern is the subscriber's");
+		cr_expect_eq(msga_sub_connect(s2, "topic:/", &id2), -EINVAL);
+		msga_sub_destroy(s2);
+	}
+	pub = pub_of(c[0], dp_uri(0), "md.x", &t, &pev);
+	cr_assert(until(c, 2, &l.rec.connected, 1));
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	cr_expect_eq(st.byname_conns, 1);
+	cr_expect_eq(st.byname_refused, 0);
+	/* disconnecting the subscription by name ends what it made */
+	cr_expect_eq(msga_sub_disconnect(sub, id), 0);
+	cr_expect_eq(msga_sub_disconnect(sub, id), -ENOENT);
+	cr_expect_eq(msga_pub_subscribers(pub) >= 0, 1);
+	{
+		uint64_t end = dp_now_ms() + devtest_scale_ms(WAIT_MS);
+
+		while (msga_pub_subscribers(pub) > 0 && dp_now_ms() < end) {
+			msga_ctx_poll(c[0], 16);
+			msga_ctx_poll(c[1], 16);
+		}
+		cr_expect_eq(msga_pub_subscribers(pub), 0);
+	}
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	cr_expect_eq(st.byname_conns, 0);
+	/* and it can subscribe by name again */
+	cr_expect_eq(msga_sub_connect(sub, "topic://", &id2), 0);
+	cr_assert(until(c, 2, &l.rec.connected, 2));
+	msga_pub_destroy(pub);
+	msga_ctx_close(c[1]);
+	msga_ctx_close(c[0]);
+}
+
