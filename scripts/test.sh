@@ -27,13 +27,13 @@
 #      and each must report its streams gone;
 #   7. fuzzing: a clang build with --enable-fuzzers, and `make fuzz` runs
 #      each libFuzzer harness (tests/fuzz/) for FUZZ_TIME seconds (20 by
-#      default here: about three minutes in all). Any crash, sanitizer
-#      report or invariant failure fails the run.
-# The device tests run once, in the sanitized build: under TCG a pass over
-# both devices takes about 14 minutes, and a second pass in the plain
-# build put the run at 39 minutes, over CI's 30. The plain build differs
-# only by the instrumentation; no device test asserts a speed (their
-# deadlines only catch hangs).
+#      default here), one per core at once (FUZZ_JOBS). Any crash,
+#      sanitizer report or invariant failure fails the run.
+# The device tests run once, in the sanitized build, the two devices'
+# loops at once in the VM (tests/vm/device-tests.sh): one after the other
+# they had grown to about 45 minutes of a 68-minute run. The plain build
+# differs only by the instrumentation; no device test asserts a speed
+# (their deadlines only catch hangs).
 # Build trees go to build-check/, build-sanitizers/, build-fuzz/ and
 # build-deb/ (the packages and their root) in the checkout, the sanitizer stage's output to sanitizers.log. Every build's
 # `make check` also replays the fuzz harnesses' seed corpora.

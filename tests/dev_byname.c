@@ -62,7 +62,7 @@ static void on_msg(const struct msga_msg *m, void *user)
 static const char *group(char *buf, size_t n, unsigned salt)
 {
 	snprintf(buf, n, "239.255.%u.%u:%u", 120 + salt,
-		 1 + (unsigned)getpid() % 250, 15100 + salt);
+		 devtest_salt(), 15100 + salt);
 	return buf;
 }
 

@@ -115,6 +115,25 @@ Test(feed, pingpong_vs_write_reports_both_paths)
 		    ".vs_write.blocks_at_or_below <= 6");
 }
 
+/*
+ * --by-name: each side subscribes with topic:// and finds the other's
+ * publisher through the topic resolver (on a group of the test's own),
+ * on RoCE and iWARP alike; every round trip still comes back.
+ */
+Test(feed, pingpong_by_name)
+{
+	char cmd[1024];
+
+	/* (a group of its own: the other device's loop may run this too) */
+	snprintf(cmd, sizeof(cmd), "timeout 240 %s --pingpong -n 200 "
+		 "--by-name --resolver-group 239.255.78.%u:14960 -p 18640 "
+		 "--json %s %s", feed_bin(), devtest_salt(), json_path,
+		 devtest_env()->addr);
+	cr_assert_eq(run(cmd), 0, "%s failed", cmd);
+	expect_json(".mode == \"pingpong\" and .iterations == 200");
+	expect_json(".by_name_connect_ms > 0");
+}
+
 /* A bad option: exit status 2 and one line on stderr. */
 static void expect_usage_error(const char *args)
 {
@@ -136,7 +155,7 @@ static void expect_usage_error(const char *args)
 }
 
 /*
- * Four runs through the libtool wrapper's shell: a second each natively,
+ * Seven runs through the libtool wrapper's shell: a second each natively,
  * about 75 s each under scripts/valgrind.sh in the VM, which stretches the
  * suite's limit for that (MSGA_TEST_TIMEOUT_SCALE, tests/devtest.c).
  */
@@ -147,4 +166,6 @@ Test(feed, bad_option_exits_2_with_one_line)
 	expect_usage_error("--pingpong --ud --vs-write 100");
 	expect_usage_error("--pingpong --vs-write 9");   /* below 10 */
 	expect_usage_error("--pingpong --reliable");     /* no --mcast */
+	expect_usage_error("--resolver-group 239.1.1.1:9"); /* no --by-name */
+	expect_usage_error("--by-name --resolver-group 10.1.1.1:9");
 }

@@ -38,7 +38,7 @@ static const uint8_t KEY2[MSGA_KEY_LEN] = { 9, 8, 7 };
 static const char *group(char *buf, size_t n, unsigned salt)
 {
 	snprintf(buf, n, "239.255.%u.%u:%u", 100 + salt,
-		 1 + (unsigned)getpid() % 250, 15000 + salt);
+		 devtest_salt(), 15000 + salt);
 	return buf;
 }
 
@@ -266,11 +266,14 @@ Test(resolver, a_query_is_answered, .timeout = 120)
 	close_pair(ctxs);
 }
 
-/* A datagram as a host without the key would send it: no MAC. */
-static void forge(const char *grp, uint8_t type, const char *topic)
+/*
+ * A datagram as a host without the key would send it (no MAC): one
+ * advert (or withdrawal) like *a, its addr set to this device's address
+ * (::ffff:IPv4).
+ */
+static void forge_advert(const char *grp, uint8_t type,
+			 struct msga__trw_advert a)
 {
-	struct msga__trw_advert a = { .kind = MSGA__TRW_RC, .port = 1,
-				      .origin = 42 };
 	uint8_t buf[MSGA__TRW_DGRAM_MAX];
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	struct msga__trw_enc e;
@@ -287,15 +290,25 @@ static void forge(const char *grp, uint8_t type, const char *topic)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ifa,
 				sizeof(ifa)), 0);
+	memset(a.addr, 0, 10);
 	a.addr[10] = a.addr[11] = 0xff;
 	memcpy(a.addr + 12, &ifa, 4);
-	snprintf(a.topic, sizeof(a.topic), "%s", topic);
-	msga__trw_begin(&e, buf, sizeof(buf), type, 7, 1);
+	msga__trw_begin(&e, buf, sizeof(buf), type, a.origin, 1);
 	cr_assert_eq(msga__trw_add_advert(&e, &a), 0);
 	len = msga__trw_end(&e);
 	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to,
 			    sizeof(to)), (ssize_t)len);
 	close(fd);
+}
+
+/* An rdma:// publisher 42 at port 1 of topic, forged. */
+static void forge(const char *grp, uint8_t type, const char *topic)
+{
+	struct msga__trw_advert a = { .kind = MSGA__TRW_RC, .port = 1,
+				      .origin = 42 };
+
+	snprintf(a.topic, sizeof(a.topic), "%s", topic);
+	forge_advert(grp, type, a);
 }
 
 static void poll_ms(struct msga_ctx **ctxs, int n, uint64_t ms)
@@ -429,6 +442,89 @@ Test(resolver, event_mode_wakes_for_adverts, .timeout = 120)
 	msga_pub_destroy(pub);
 	msga_ctx_close(bctx);
 	msga_ctx_close(pctx);
+}
+
+/*
+ * Subscribing by name, a flood of forged adverts cannot open unbounded
+ * connections: 65 publishers (distinct origins, rdma:// at ports where
+ * nobody listens) make 64 connections and one refusal (-ENOSPC); a
+ * publisher that wants keys is refused (-EACCES) by a context without
+ * any. Each refusal is a MSGA_EVENT_PUBLISHER_FOUND with that status,
+ * and counted (msga_sub_stats.byname_refused).
+ */
+struct found_log {
+	int ok, enospc, eacces, other;
+};
+
+static void count_found(const struct msga_event *ev, void *user)
+{
+	struct found_log *f = user;
+
+	if (ev->type != MSGA_EVENT_PUBLISHER_FOUND)
+		return;
+	if (!ev->status)
+		f->ok++;
+	else if (ev->status == -ENOSPC)
+		f->enospc++;
+	else if (ev->status == -EACCES && ev->origin == 1000)
+		f->eacces++;
+	else
+		f->other++;
+}
+
+static void ignore_msg(const struct msga_msg *m, void *user)
+{
+	(void)m;
+	(void)user;
+}
+
+Test(resolver, byname_flood_is_bounded_keyed_refused, .timeout = 180)
+{
+	char g[64];
+	struct msga_resolver_attr ba = { .size = sizeof(ba) };
+	struct found_log f = { 0 };
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "flood.*",
+				    .on_msg = ignore_msg,
+				    .on_event = count_found, .user = &f,
+				    .flags = MSGA_SUB_NO_RECONNECT };
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga__trw_advert a = { .kind = MSGA__TRW_RC };
+	struct msga_ctx *ctx;
+	struct msga_sub *sub;
+	uint64_t end;
+
+	ba.group = group(g, sizeof(g), 9);
+	ctx = open_res(&ba, NULL);
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	cr_assert_eq(msga_sub_connect(sub, "topic://", NULL), 0);
+	/* a keyed publisher first: refused before the table fills */
+	a.flags = MSGA__TRW_F_KEYS;
+	a.origin = 1000;
+	a.port = 9;
+	snprintf(a.topic, sizeof(a.topic), "flood.keyed");
+	forge_advert(g, MSGA__TRW_ADVERT, a);
+	a.flags = 0;
+	for (unsigned i = 0; i <= MSGA_SUB_BYNAME_MAX; i++) {
+		a.origin = 1 + i;
+		a.port = (uint16_t)(20000 + i);
+		snprintf(a.topic, sizeof(a.topic), "flood.%u", i);
+		forge_advert(g, MSGA__TRW_ADVERT, a);
+		poll_ms(&ctx, 1, 2);
+	}
+	end = dp_now_ms() + devtest_scale_ms(WAIT_MS);
+	while (f.ok + f.enospc + f.eacces + f.other < 66 &&
+	       dp_now_ms() < end)
+		poll_ms(&ctx, 1, 5);
+	cr_expect_eq(f.eacces, 1, "the keyed publisher refused: %d",
+		     f.eacces);
+	cr_expect_eq(f.ok, (int)MSGA_SUB_BYNAME_MAX);
+	cr_expect_eq(f.enospc, 1);
+	cr_expect_eq(f.other, 0);
+	cr_assert_eq(msga_sub_stats(sub, &st), 0);
+	cr_expect_eq(st.byname_refused, 2);
+	cr_expect_leq(st.byname_conns, MSGA_SUB_BYNAME_MAX);
+	msga_sub_destroy(sub);
+	msga_ctx_close(ctx);
 }
 
 /*

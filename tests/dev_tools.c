@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1029,11 +1030,21 @@ static void old_pair(const char *const *sv, const char *const *cl,
 		     struct proc *client)
 {
 	struct args ca;
+	/*
+	 * Port 18515 on every address is the host's, not the device's:
+	 * the device loops run at once in the VM (tests/vm/device-tests.sh),
+	 * so the other device's old pairs wait for this one.
+	 */
+	int lock = open("/tmp/msga-dev-tools-old-ofed.lock",
+			O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 
+	cr_assert_geq(lock, 0);
+	cr_assert_eq(flock(lock, LOCK_EX), 0);
 	memset(&ca, 0, sizeof(ca));
 	args_list(&ca, cl);
 	args_add(&ca, devtest_env()->addr);
 	run_argvs(sv, ca.v, client);
+	close(lock);
 }
 
 /* The number after "label" on a line of its own in out, or -1. */

@@ -38,4 +38,14 @@ int devtest_wait_s(int native_s);
 /* The same for a duration in milliseconds (a peer timeout, a wait). */
 uint64_t devtest_scale_ms(uint64_t native_ms);
 
+/*
+ * A number from 1 to 250 for naming what the host shares between the
+ * device loops that run at once (tests/vm/device-tests.sh): multicast
+ * groups heard on every interface, ports on every address. It mixes the
+ * process id with the device's address so that the VM's two devices
+ * never get the same one at once (their addresses differ in parity) and
+ * two processes on one device seldom do.
+ */
+unsigned devtest_salt(void);
+
 #endif

@@ -9,13 +9,19 @@
  *       publish a message every 10 ms on topic "hb" until killed; DIR/pub
  *       is created once it listens.
  *   two_host_peer sub DEV URI TIMEOUT_MS DIR
- *       subscribe; once 50 messages came in order, create DIR/sub (the
- *       cue to kill the publisher's VM); then wait for the connection's
- *       end. Exit 0 if it was MSGA_EVENT_DISCONNECTED with -ETIMEDOUT
- *       within three peer timeouts of the last message; 1 otherwise, or
- *       after 120 s with no event.
+ *       subscribe twice: to URI, and by name ("topic://", through the
+ *       topic resolver: issue 37); once 50 messages came in order on
+ *       each, create DIR/sub (the cue to kill the publisher's VM); then
+ *       wait for the ends. Exit 0 if URI's connection ended with
+ *       MSGA_EVENT_DISCONNECTED, -ETIMEDOUT, within three peer timeouts
+ *       of its last message, and the by-name subscription had found the
+ *       publisher (MSGA_EVENT_PUBLISHER_FOUND) and reported it gone
+ *       (MSGA_EVENT_PUBLISHER_GONE) within the resolver's TTL plus 10 s
+ *       of its last message; 1 otherwise, or after 120 s.
  *
- * TIMEOUT_MS is msga_ctx_attr.peer_timeout_ms on both sides.
+ * TIMEOUT_MS is msga_ctx_attr.peer_timeout_ms on both sides. The
+ * publisher's context advertises its topic on the resolver's default
+ * group, which both VMs join on the link.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,9 +49,11 @@ static void mark(const char *dir, const char *name)
 	}
 }
 
-static struct msga_ctx *open_ctx(const char *dev, uint32_t timeout_ms)
+static struct msga_ctx *open_ctx(const char *dev, uint32_t timeout_ms,
+				 uint32_t resolver_flags)
 {
-	struct msga_ctx *ctx = th_open_ctx(dev, timeout_ms);
+	struct msga_ctx *ctx = th_open_ctx_resolver(dev, timeout_ms,
+						    resolver_flags);
 
 	if (!ctx) {
 		fprintf(stderr, "two_host_peer: %s\n", msga_open_error());
@@ -57,7 +65,8 @@ static struct msga_ctx *open_ctx(const char *dev, uint32_t timeout_ms)
 static _Noreturn void publish(const char *dev, const char *uri,
 			      uint32_t timeout_ms, const char *dir)
 {
-	struct msga_ctx *ctx = open_ctx(dev, timeout_ms);
+	struct msga_ctx *ctx = open_ctx(dev, timeout_ms,
+					MSGA_RESOLVER_ADVERTISE);
 	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = uri };
 	struct msga_pub *pub;
 	uint64_t seq = 0, next = 0;
@@ -88,6 +97,9 @@ static _Noreturn void publish(const char *dev, const char *uri,
 struct sub_state {
 	uint64_t got, next_seq, last_ms;
 	int bad, ended, status;
+	/* the by-name subscription's: PUBLISHER_FOUND, _GONE (ms) */
+	int found;
+	uint64_t gone_ms;
 };
 
 static void on_msg(const struct msga_msg *m, void *user)
@@ -114,30 +126,62 @@ static void on_event(const struct msga_event *ev, void *user)
 	}
 }
 
-static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
-		     const char *dir)
+/*
+ * By name: the child connection's own ends (it reconnects until the
+ * advert expires) are not the verdict; the publisher's coming and going
+ * is.
+ */
+static void on_byname_event(const struct msga_event *ev, void *user)
 {
-	static struct sub_state s;
-	struct msga_ctx *ctx = open_ctx(dev, timeout_ms);
+	struct sub_state *s = user;
+
+	if (ev->type == MSGA_EVENT_PUBLISHER_FOUND && !ev->status) {
+		s->found++;
+		printf("two_host_peer: by name: found %s (origin %016llx)\n",
+		       ev->peer, (unsigned long long)ev->origin);
+	} else if (ev->type == MSGA_EVENT_PUBLISHER_GONE && !s->gone_ms) {
+		s->gone_ms = th_now_ms();
+	}
+	fflush(stdout);
+}
+
+static struct msga_sub *sub_create(struct msga_ctx *ctx, msga_event_cb cb,
+				   struct sub_state *s)
+{
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "hb",
-				    .on_msg = on_msg, .on_event = on_event,
-				    .user = &s };
+				    .on_msg = on_msg, .on_event = cb,
+				    .user = s };
 	struct msga_sub *sub;
-	uint64_t end = th_now_ms() + 120000, silent;
-	int marked = 0, ret = msga_sub_create(ctx, &sa, &sub);
+	int ret = msga_sub_create(ctx, &sa, &sub);
 
 	if (ret)
 		die("msga_sub_create", ret);
-	ret = msga_sub_connect(sub, uri, NULL);
+	return sub;
+}
+
+static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
+		     const char *dir)
+{
+	static struct sub_state s, n; /* by address, by name */
+	struct msga_ctx *ctx = open_ctx(dev, timeout_ms, 0);
+	struct msga_sub *sub = sub_create(ctx, on_event, &s);
+	struct msga_sub *byname = sub_create(ctx, on_byname_event, &n);
+	uint64_t end = th_now_ms() + 120000, silent, gone_after = 0;
+	int marked = 0, ret = msga_sub_connect(sub, uri, NULL);
+
 	if (ret < 0)
 		die("msga_sub_connect", ret);
-	while (!s.ended && th_now_ms() < end) {
+	ret = msga_sub_connect(byname, "topic://", NULL);
+	if (ret < 0)
+		die("msga_sub_connect topic://", ret);
+	while (!(s.ended && n.gone_ms) && th_now_ms() < end) {
 		msga_ctx_poll(ctx, 64);
-		if (!marked && s.got >= 50) {
+		if (!marked && s.got >= 50 && n.got >= 50) {
 			mark(dir, "sub");
 			marked = 1;
-			printf("two_host_peer: %llu messages in, waiting\n",
-			       (unsigned long long)s.got);
+			printf("two_host_peer: %llu messages in, %llu by name, "
+			       "waiting\n", (unsigned long long)s.got,
+			       (unsigned long long)n.got);
 			fflush(stdout);
 		}
 	}
@@ -148,11 +192,20 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 	       s.ended ? "CONNECT_FAILED" : "no event in 120 s",
 	       s.status, msga_strerror(s.status), (unsigned long long)silent,
 	       (unsigned long long)s.got, s.bad);
+	if (n.gone_ms && n.last_ms)
+		gone_after = n.gone_ms - n.last_ms;
+	printf("two_host_peer: by name: %d found, %s %llu ms after the last "
+	       "of %llu messages, %d out of order\n", n.found,
+	       n.gone_ms ? "PUBLISHER_GONE" : "no PUBLISHER_GONE",
+	       (unsigned long long)gone_after, (unsigned long long)n.got,
+	       n.bad);
 	fflush(stdout);
 	msga_ctx_close(ctx);
 	return !(marked && s.ended == MSGA_EVENT_DISCONNECTED &&
 		 s.status == -ETIMEDOUT && !s.bad &&
-		 silent <= 3u * timeout_ms);
+		 silent <= 3u * timeout_ms &&
+		 n.found >= 1 && n.gone_ms && !n.bad &&
+		 gone_after <= MSGA_RESOLVER_TTL_MS + 10000u);
 }
 
 int main(int argc, char **argv)

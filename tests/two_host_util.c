@@ -42,3 +42,16 @@ struct msga_ctx *th_open_ctx(const char *dev, uint32_t timeout_ms)
 
 	return msga_ctx_open(&attr, &ctx) ? NULL : ctx;
 }
+
+struct msga_ctx *th_open_ctx_resolver(const char *dev, uint32_t timeout_ms,
+				      uint32_t resolver_flags)
+{
+	struct msga_resolver_attr ra = { .size = sizeof(ra),
+					 .flags = resolver_flags };
+	struct msga_ctx_attr attr = { .size = sizeof(attr), .dev_name = dev,
+				      .peer_timeout_ms = timeout_ms,
+				      .resolver = &ra };
+	struct msga_ctx *ctx;
+
+	return msga_ctx_open(&attr, &ctx) ? NULL : ctx;
+}

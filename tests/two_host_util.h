@@ -17,5 +17,11 @@ uint64_t th_now_ms(void);
 int th_mark(const char *dir, const char *name);
 /* A context on DEV with that peer timeout, or NULL (msga_open_error()). */
 struct msga_ctx *th_open_ctx(const char *dev, uint32_t timeout_ms);
+/*
+ * The same with the topic resolver on its default group; resolver_flags
+ * is msga_resolver_attr.flags (MSGA_RESOLVER_ADVERTISE for a publisher).
+ */
+struct msga_ctx *th_open_ctx_resolver(const char *dev, uint32_t timeout_ms,
+				      uint32_t resolver_flags);
 
 #endif

@@ -25,6 +25,12 @@
  * ratio to the bare WRITE's: on a host whose speed drifts by tens of
  * percent from one minute to the next, blocks a few milliseconds apart
  * see the same host, where separate runs of two tools do not.
+ *
+ * --by-name: each side's subscriber connects with "topic://" (the topic
+ * resolver finds the other side's publisher: msgaccel(7), TOPIC
+ * RESOLUTION) instead of the other side's address, and the producer
+ * reports how long its subscription took from msga_sub_connect() to
+ * connected.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -75,6 +81,8 @@ struct opts {
 	int no_stats;       /* --no-stats: MSGA_CTX_NO_STATS contexts */
 	double linger;      /* --linger SEC: the producer's counts, then its
 			     * context open SEC more (msga_stat -p reads it) */
+	int by_name;        /* --by-name: subscribe by topic name */
+	const char *resolver_group; /* --resolver-group GROUP:PORT */
 	const char *json, *series;
 	enum perf_clock_kind clock;
 	/* --publish MODE: -n messages as fast as MODE lets them go */
@@ -213,14 +221,19 @@ struct endpoint {
 	int peer_gone;
 	uint64_t gaps;      /* multicast: messages the library saw lost */
 	char uri[96];       /* where our subscriber connects */
+	/* msga_sub_connect() called, our subscriber connected (ns) */
+	uint64_t connect_ns, connected_ns;
 };
 
 static void on_event(const struct msga_event *ev, void *user)
 {
 	struct endpoint *ep = user;
 
-	if (ev->sub && ev->type == MSGA_EVENT_CONNECTED)
+	if (ev->sub && ev->type == MSGA_EVENT_CONNECTED) {
 		ep->connected = 1;
+		if (!ep->connected_ns)
+			ep->connected_ns = now_ns();
+	}
 	else if (ev->pub && ev->type == MSGA_EVENT_CONNECTED)
 		ep->pub_joined = 1;
 	else if (ev->type == MSGA_EVENT_GAP)
@@ -249,13 +262,18 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	/* --mac: both sides share one key, a benchmark's, not a secret */
 	static const uint8_t bench_key[MSGA_KEY_LEN] =
 		"msga_feed --mac benchmark key..";
+	/* --by-name: both sides advertise what they publish */
+	struct msga_resolver_attr ra = { .size = sizeof(ra),
+					 .flags = MSGA_RESOLVER_ADVERTISE,
+					 .group = o->resolver_group };
 	struct msga_ctx_attr ca = { .size = sizeof(ca), .local_addr = o->addr,
 				    .dev_name = o->dev,
 				    .key_file = o->key_file,
 				    .key = o->mac && !o->key_file ? bench_key :
 								   NULL,
 				    .flags = o->no_stats ? MSGA_CTX_NO_STATS :
-							   0 };
+							   0,
+				    .resolver = o->by_name ? &ra : NULL };
 	struct msga_pub_attr pa = { .size = sizeof(pa), .on_event = on_event,
 				    .user = ep,
 				    .flags = (o->reliable ? MSGA_PUB_RELIABLE : 0) |
@@ -283,7 +301,9 @@ static void open_endpoint(struct endpoint *ep, const struct opts *o,
 	    msga_pub_topic(ep->pub, pub_topic, &ep->topic) ||
 	    msga_sub_create(ep->ctx, &sa, &ep->sub))
 		die("%s", msga_ctx_last_error(ep->ctx));
-	if (o->mcast)
+	if (o->by_name)
+		snprintf(ep->uri, sizeof(ep->uri), "topic://");
+	else if (o->mcast)
 		mcast_uri(ep->uri, sizeof(ep->uri), o->mcast, sub_port - o->port);
 	else
 		snprintf(ep->uri, sizeof(ep->uri), "%s://%s:%d",
@@ -305,14 +325,19 @@ static void connect_sub(struct endpoint *ep, const struct opts *o,
 	uint64_t give_up = now_ns() + (uint64_t)(timeout_s * 1e9);
 
 	while (ep->connected != 1 || !peer_ready(ep, o)) {
+		if (ep->connected == 0 && !ep->connect_ns)
+			ep->connect_ns = now_ns();
 		if (ep->connected == 0 &&
 		    msga_sub_connect(ep->sub, ep->uri, NULL) < 0)
 			die("%s", msga_ctx_last_error(ep->ctx));
 		if (ep->connected == 0)
 			ep->connected = 2; /* connecting */
 		msga_ctx_poll(ep->ctx, 64);
-		if (ep->connected == -1 && !strncmp(ep->uri, "rdma://", 7)) {
-			ep->connected = 2; /* the library tries again */
+		if (ep->connected == -1 && (!strncmp(ep->uri, "rdma://", 7) ||
+					    o->by_name)) {
+			/* the library tries again (by name: the child
+			 * connection, or the next publisher found) */
+			ep->connected = 2;
 		} else if (ep->connected == -1) {
 			usleep(20000);
 			ep->connected = 0;
@@ -1086,8 +1111,15 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	       self.cpu_pct, self.peak_rss_kb);
 	printf("# consumer: CPU %.1f%% of a core, peak RSS %ld kB\n",
 	       peer.cpu_pct, peer.peak_rss_kb);
+	if (o->by_name)
+		printf("# by name: subscribed %.1f ms after msga_sub_connect\n",
+		       (prod.ep.connected_ns - prod.ep.connect_ns) / 1e6);
 	/* Close the JSON object that run_feed/run_pingpong started. */
 	if (o->json && (json = fopen(o->json, "a"))) {
+		if (o->by_name)
+			fprintf(json, "\"by_name_connect_ms\": %.1f, ",
+				(prod.ep.connected_ns - prod.ep.connect_ns) /
+				1e6);
 		fprintf(json, "\"producer\": {\"cpu_pct\": %.1f, "
 			"\"peak_rss_kb\": %ld}, \"consumer\": {\"cpu_pct\": %.1f, "
 			"\"peak_rss_kb\": %ld}}\n", self.cpu_pct,
@@ -1140,7 +1172,11 @@ static void usage(void)
 	       "  --no-stats        contexts without live counters\n"
 	       "                    (MSGA_CTX_NO_STATS): their cost, off\n"
 	       "  --linger SEC      the producer prints its counts, then keeps\n"
-	       "                    its context open SEC seconds (msga_stat -p)\n");
+	       "                    its context open SEC seconds (msga_stat -p)\n"
+	       "  --by-name         subscribe by topic name (topic://) through\n"
+	       "                    the topic resolver, not by address\n"
+	       "  --resolver-group GROUP:PORT  with --by-name: the resolver's\n"
+	       "                    group (default " MSGA_RESOLVER_GROUP_DEFAULT ")\n");
 }
 
 /* An IPv4 multicast group whose last byte can take +1. */
@@ -1152,6 +1188,19 @@ static const char *mcast_arg(const char *v)
 	if (sscanf(v, "%u.%u.%u.%u%c", &a, &b, &c, &d, &end) != 4 ||
 	    a < 224 || a > 239 || b > 255 || c > 255 || d > 254)
 		usage_error("--mcast (an IPv4 group below x.x.x.255)", v);
+	return v;
+}
+
+/* --resolver-group: an IPv4 multicast group and a port, "G:PORT" */
+static const char *group_arg(const char *v)
+{
+	unsigned int a, b, c, d, port;
+	char end;
+
+	if (sscanf(v, "%u.%u.%u.%u:%u%c", &a, &b, &c, &d, &port, &end) != 5 ||
+	    a < 224 || a > 239 || b > 255 || c > 255 || d > 255 || !port ||
+	    port > 65535)
+		usage_error("--resolver-group (IPv4 multicast GROUP:PORT)", v);
 	return v;
 }
 
@@ -1197,6 +1246,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "publish", required_argument, NULL, 'E' },
 		{ "no-stats", no_argument, NULL, 'N' },
 		{ "linger", required_argument, NULL, 'g' },
+		{ "by-name", no_argument, NULL, 'r' },
+		{ "resolver-group", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1230,6 +1281,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'C': o->series = optarg; break;
 		case 'E': publish_arg(o, optarg); break;
 		case 'N': o->no_stats = 1; break;
+		case 'r': o->by_name = 1; break;
+		case 'o': o->resolver_group = group_arg(optarg); break;
 		case 'g': o->linger = parse_num(optarg, 0, 3600, "--linger"); break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))
@@ -1269,6 +1322,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->vs_write && (!o->pingpong || o->ud || o->mcast))
 		usage_error("--vs-write (only with --pingpong over RC)",
 			    "--vs-write");
+	if (o->resolver_group && !o->by_name)
+		usage_error("--resolver-group (only with --by-name)",
+			    o->resolver_group);
+	if (o->by_name && o->vs_write)
+		usage_error("--vs-write (not with --by-name)", "--vs-write");
 	if (!o->size)
 		o->size = o->pingpong ? 64 : 232; /* perftest's / STAC-N1's */
 	o->addr = argv[optind];

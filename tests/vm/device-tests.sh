@@ -31,6 +31,11 @@
 # MSGA_VM_TEST_DEVICES="siw0" (names from env.sh's MSGA_VM_DEVICES) runs
 # on those VM devices only, e.g. to split a valgrind run that would not
 # fit one VM boot; unset, every VM device is tested. CI never sets it.
+# MSGA_DEVICE_PARALLEL=1 runs the devices' loops at once (the VM's
+# default; 0 there runs them one after the other), =0 one after the other
+# (the native default). At once, each device's output is printed whole
+# when all are done, with a progress line per program meanwhile; the
+# summary gives each run's verdict and time either way.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
@@ -42,32 +47,77 @@ scale=${MSGA_TEST_TIMEOUT_SCALE:-1}
 	exit 2
 }
 
-run_all() { # the device loop; runs in the guest or natively
-	local pass=0 fail=0 summary="" spec dev addr transport prog rc limit
-	[ -n "${MSGA_TEST_DEVICES:-}" ] || { echo "device-tests: MSGA_TEST_DEVICES is empty" >&2; return 1; }
+# One device's loop: every program on the device SPEC names, each run's
+# verdict and time appended to the file SUMMARY, and a line of progress
+# on fd 3 as each program ends.
+run_device() { # SPEC SUMMARY PROGRAM...
+	local spec=$1 summary=$2 dev addr transport prog rc limit t0 took
+	shift 2
 	limit=$((${MSGA_TEST_TIMEOUT:-900} * scale))
-	for spec in $MSGA_TEST_DEVICES; do
-		IFS=: read -r dev addr transport <<<"$spec"
-		for prog in "$@"; do
-			echo
-			echo "==== device $dev ($transport, $addr): $prog ===="
-			MSGA_TEST_DEV=$dev MSGA_TEST_ADDR=$addr MSGA_TEST_TRANSPORT=$transport \
-				MSGA_TEST_TIMEOUT_SCALE=$scale \
-				timeout --kill-after=10 "$limit" \
-				${MSGA_TEST_WRAPPER:-} "$builddir/$prog" --verbose --jobs 1 2>&1
-			rc=$?
-			if [ $rc = 0 ]; then
-				pass=$((pass + 1)); summary+="PASS  $dev  $prog"$'\n'
-			else
-				fail=$((fail + 1)); summary+="FAIL  $dev  $prog (exit $rc)"$'\n'
-			fi
-		done
+	IFS=: read -r dev addr transport <<<"$spec"
+	for prog in "$@"; do
+		echo
+		echo "==== device $dev ($transport, $addr): $prog ===="
+		t0=$SECONDS
+		MSGA_TEST_DEV=$dev MSGA_TEST_ADDR=$addr MSGA_TEST_TRANSPORT=$transport \
+			MSGA_TEST_TIMEOUT_SCALE=$scale \
+			timeout --kill-after=10 "$limit" \
+			${MSGA_TEST_WRAPPER:-} "$builddir/$prog" --verbose --jobs 1 2>&1
+		rc=$?
+		# (each run's time, so that a slow program shows in CI's log)
+		took=$((SECONDS - t0))
+		if [ $rc = 0 ]; then
+			echo "PASS  $dev  $prog  ${took} s" >>"$summary"
+		else
+			echo "FAIL  $dev  $prog (exit $rc)  ${took} s" >>"$summary"
+		fi
+		echo "device-tests: $(tail -n 1 "$summary")" >&3
 	done
+}
+
+# Every program on every device. With MSGA_DEVICE_PARALLEL=1 (the VM's
+# default: tests/vm's two devices each get a vCPU) the devices' loops run
+# at once, each into a log of its own that is printed whole, in device
+# order, when all are done (progress lines meanwhile); else one after the
+# other, straight to the output. Their tests share nothing: each device
+# has its own addresses, and tests that need fixed ports or groups name
+# them per address or per process.
+run_all() { # PROGRAM...
+	local spec dev tmp pass fail pids=() rc=0
+	[ -n "${MSGA_TEST_DEVICES:-}" ] || { echo "device-tests: MSGA_TEST_DEVICES is empty" >&2; return 1; }
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/device-tests.XXXXXX") || return 1
+	if [ "${MSGA_DEVICE_PARALLEL:-0}" = 1 ]; then
+		for spec in $MSGA_TEST_DEVICES; do
+			dev=${spec%%:*}
+			echo "device-tests: $dev: $# programs (its output follows when every device is done)"
+			run_device "$spec" "$tmp/summary.$dev" "$@" \
+				3>&1 >"$tmp/log.$dev" 2>&1 &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		for spec in $MSGA_TEST_DEVICES; do
+			cat "$tmp/log.${spec%%:*}"
+		done
+	else
+		for spec in $MSGA_TEST_DEVICES; do
+			run_device "$spec" "$tmp/summary.${spec%%:*}" "$@" 3>/dev/null
+		done
+	fi
 	echo
 	echo "==== device test summary ===="
-	printf '%s' "$summary"
+	for spec in $MSGA_TEST_DEVICES; do
+		cat "$tmp/summary.${spec%%:*}" 2>/dev/null
+	done | tee "$tmp/summary"
+	pass=$(grep -c '^PASS' "$tmp/summary")
+	fail=$(grep -c '^FAIL' "$tmp/summary")
+	# (a loop that ended early ran fewer programs than it was given)
+	[ $((pass + fail)) = $(($# * $(wc -w <<<"$MSGA_TEST_DEVICES"))) ] || {
+		echo "device-tests: only $((pass + fail)) runs of $(($# * $(wc -w <<<"$MSGA_TEST_DEVICES"))) ended"
+		rc=1
+	}
 	echo "device tests: $pass passed, $fail failed"
-	[ $fail = 0 ]
+	rm -rf "$tmp"
+	[ "$fail" = 0 ] && [ $rc = 0 ]
 }
 
 # The VM devices MSGA_VM_TEST_DEVICES names, all if it is empty.
@@ -126,6 +176,7 @@ vm)
 		MSGA_TEST_TIMEOUT="${MSGA_TEST_TIMEOUT:-900}" \
 		MSGA_TEST_TIMEOUT_SCALE="$scale" \
 		MSGA_VM_TEST_DEVICES="${MSGA_VM_TEST_DEVICES:-}" \
+		MSGA_DEVICE_PARALLEL="${MSGA_DEVICE_PARALLEL:-1}" \
 		"$here/device-tests.sh" --in-guest "$@"
 	;;
 native)

@@ -9,8 +9,11 @@
 # 198.18.2.1 and .2), runs tests/two_host_peer as a publisher in A and a
 # subscriber in B on an rxe, then a siw, device on that link, and once B
 # has messages kills A's QEMU outright. B must report the connection gone
-# with -ETIMEDOUT within three peer timeouts, in order and without a hang
-# (two_host_peer says what it saw).
+# with -ETIMEDOUT within three peer timeouts, in order and without a hang;
+# and B's second subscription, by name (topic://), must have found A
+# through the topic resolver's group across the link and report it gone
+# (MSGA_EVENT_PUBLISHER_GONE) once its adverts stop (two_host_peer says
+# what it saw).
 #
 # Two TCG VMs share the host's cores, so this is a correctness test: round
 # trips here take milliseconds. Ends with "two-host: N passed, M failed".
