@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One million 64-byte messages, publisher to subscriber through the device
- * under test, all in one process driven by msga_ctx_poll(): every message
- * must arrive once, in order, with its checksum intact. Prints the rate
- * (informational; no timing assertion).
+ * 2^18 (262 144) 64-byte messages, publisher to subscriber through the
+ * device under test, all in one process driven by msga_ctx_poll(): every
+ * message must arrive once, in order, with its checksum intact. Prints
+ * the rate (informational; no timing assertion). MSGA_STRESS_COUNT sets
+ * another count (it was a million until the device loops ran at once in
+ * the VM: under ASan, sharing the host with the other device's loop, a
+ * million ran past the time budget on a loaded host; 2^18 still wrap the
+ * 256 KiB ring about a hundred times).
  *
  * Publishing stops after MSGA_STRESS_SECONDS (default 300: soft RDMA under
- * emulation has run this at 20k-200k msg/s) so a pathological slowdown
+ * emulation has run this at 3k-200k msg/s) so a pathological slowdown
  * ends the test instead of hanging it; falling short of the target fails.
  */
 #include <errno.h>
@@ -26,14 +30,14 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 	return s && *s ? strtoull(s, NULL, 10) : dflt;
 }
 
-Test(pubsub_stress, million_messages_in_order, .timeout = 600)
+Test(pubsub_stress, many_messages_in_order, .timeout = 600)
 {
 	static struct dp_rec rec, ev;
 	struct msga_ctx *ctx = devtest_open_ctx();
 	struct msga_pub *pub = dp_pub(ctx, 0, &ev);
 	struct msga_sub *sub = dp_sub(ctx, "s.*", &rec);
 	uint32_t t0, t1;
-	const uint64_t want = env_u64("MSGA_STRESS_COUNT", 1000000);
+	const uint64_t want = env_u64("MSGA_STRESS_COUNT", 1u << 18);
 	const uint64_t budget_ms = env_u64("MSGA_STRESS_SECONDS", 300) * 1000;
 	uint64_t start, ms, n;
 

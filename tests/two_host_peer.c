@@ -95,7 +95,7 @@ static _Noreturn void publish(const char *dev, const char *uri,
 }
 
 struct sub_state {
-	uint64_t got, next_seq, last_ms;
+	uint64_t got, next_seq, last_ms, end_ms;
 	int bad, ended, status;
 	/* the by-name subscription's: PUBLISHER_FOUND, _GONE (ms) */
 	int found;
@@ -119,10 +119,12 @@ static void on_event(const struct msga_event *ev, void *user)
 {
 	struct sub_state *s = user;
 
-	if (ev->type == MSGA_EVENT_DISCONNECTED ||
-	    ev->type == MSGA_EVENT_CONNECT_FAILED) {
+	/* (the first end: reconnecting, more failures follow it) */
+	if (!s->ended && (ev->type == MSGA_EVENT_DISCONNECTED ||
+			  ev->type == MSGA_EVENT_CONNECT_FAILED)) {
 		s->ended = ev->type;
 		s->status = ev->status;
+		s->end_ms = th_now_ms();
 	}
 }
 
@@ -145,12 +147,25 @@ static void on_byname_event(const struct msga_event *ev, void *user)
 	fflush(stdout);
 }
 
+/*
+ * On iWARP, no reconnecting: siw makes rdma_connect() a blocking TCP
+ * connect in the kernel, so a reconnect to the dead host would hold this
+ * process's poll loop until TCP gives up (tcp_syn_retries: about 127 s),
+ * past the wait for PUBLISHER_GONE (msga_sub_connect(3), RECONNECT; an
+ * iWARP RNIC connects in its firmware). RoCE's connect is a CM exchange
+ * that never blocks: there the subscribers reconnect, as by default.
+ */
 static struct msga_sub *sub_create(struct msga_ctx *ctx, msga_event_cb cb,
 				   struct sub_state *s)
 {
+	struct msga_dev_info info = { .size = sizeof(info) };
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "hb",
 				    .on_msg = on_msg, .on_event = cb,
 				    .user = s };
+
+	if (msga_ctx_query(ctx, &info) == 0 &&
+	    info.transport == MSGA_TRANSPORT_IWARP)
+		sa.flags = MSGA_SUB_NO_RECONNECT;
 	struct msga_sub *sub;
 	int ret = msga_sub_create(ctx, &sa, &sub);
 
@@ -185,7 +200,8 @@ static int subscribe(const char *dev, const char *uri, uint32_t timeout_ms,
 			fflush(stdout);
 		}
 	}
-	silent = s.last_ms ? th_now_ms() - s.last_ms : 0;
+	silent = s.last_ms ? (s.ended ? s.end_ms : th_now_ms()) - s.last_ms :
+			     0;
 	printf("two_host_peer: %s (%d: %s) %llu ms after the last of %llu "
 	       "messages, %d out of order\n",
 	       s.ended == MSGA_EVENT_DISCONNECTED ? "DISCONNECTED" :
