@@ -35,7 +35,9 @@
 # default; 0 there runs them one after the other), =0 one after the other
 # (the native default). At once, each device's output is printed whole
 # when all are done, with a progress line per program meanwhile; the
-# summary gives each run's verdict and time either way.
+# summary gives each run's verdict and time either way. Programs named in
+# MSGA_DEVICE_ALONE (make check sets DEVICE_TESTS_ALONE) run after the
+# loops, alone, device after device.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
@@ -83,14 +85,23 @@ run_device() { # SPEC SUMMARY PROGRAM...
 # has its own addresses, and tests that need fixed ports or groups name
 # them per address or per process.
 run_all() { # PROGRAM...
-	local spec dev tmp pass fail pids=() rc=0
+	local spec dev tmp pass fail pids=() rc=0 prog shared=() alone=()
 	[ -n "${MSGA_TEST_DEVICES:-}" ] || { echo "device-tests: MSGA_TEST_DEVICES is empty" >&2; return 1; }
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/device-tests.XXXXXX") || return 1
 	if [ "${MSGA_DEVICE_PARALLEL:-0}" = 1 ]; then
+		# Programs in MSGA_DEVICE_ALONE measure the CPUs themselves
+		# (dev_tools: msga_cpu, --pin auto): they run after the loops,
+		# one device after the other, with nothing else running.
+		for prog in "$@"; do
+			case " ${MSGA_DEVICE_ALONE:-} " in
+			*" $prog "*) alone+=("$prog") ;;
+			*) shared+=("$prog") ;;
+			esac
+		done
 		for spec in $MSGA_TEST_DEVICES; do
 			dev=${spec%%:*}
-			echo "device-tests: $dev: $# programs (its output follows when every device is done)"
-			run_device "$spec" "$tmp/summary.$dev" "$@" \
+			echo "device-tests: $dev: ${#shared[@]} programs (its output follows when every device is done)"
+			run_device "$spec" "$tmp/summary.$dev" "${shared[@]}" \
 				3>&1 >"$tmp/log.$dev" 2>&1 &
 			pids+=($!)
 		done
@@ -98,6 +109,14 @@ run_all() { # PROGRAM...
 		for spec in $MSGA_TEST_DEVICES; do
 			cat "$tmp/log.${spec%%:*}"
 		done
+		if [ ${#alone[@]} -gt 0 ]; then
+			echo
+			echo "device-tests: alone, device after device: ${alone[*]}"
+			for spec in $MSGA_TEST_DEVICES; do
+				run_device "$spec" "$tmp/summary.${spec%%:*}" \
+					"${alone[@]}" 3>/dev/null
+			done
+		fi
 	else
 		for spec in $MSGA_TEST_DEVICES; do
 			run_device "$spec" "$tmp/summary.${spec%%:*}" "$@" 3>/dev/null
@@ -177,6 +196,7 @@ vm)
 		MSGA_TEST_TIMEOUT_SCALE="$scale" \
 		MSGA_VM_TEST_DEVICES="${MSGA_VM_TEST_DEVICES:-}" \
 		MSGA_DEVICE_PARALLEL="${MSGA_DEVICE_PARALLEL:-1}" \
+		MSGA_DEVICE_ALONE="${MSGA_DEVICE_ALONE:-}" \
 		"$here/device-tests.sh" --in-guest "$@"
 	;;
 native)
