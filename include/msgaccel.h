@@ -1306,6 +1306,81 @@ enum msga_topic_info_flags {
 MSGA_API int msga_resolver_topic(const struct msga_ctx *ctx, uint32_t idx,
 				 struct msga_topic_info *ti);
 
+/*
+ * Quiet-CPU selection (0.12, issue 38): which CPU a busy-polling thread
+ * should run on. msga_cpu_pick() measures each CPU the calling thread may
+ * run on, all at once for duration_ms: a thread pinned to each reads
+ * CLOCK_MONOTONIC in a tight loop and records every gap of threshold_ns
+ * or more (time the CPU gave to an interrupt, a softirq, another thread,
+ * firmware), while /proc/interrupts and /proc/softirqs are read before
+ * and after. It ranks them as msga_cpu(1) does (least stolen share, then
+ * fewest interrupts, fewest gaps, smallest largest gap) and picks the
+ * best one that is not in avoid and, while such a CPU remains, not on a
+ * core (thread_siblings_list) that a CPU in avoid is on: two pollers of
+ * one process never share the two hyperthreads of a core while a whole
+ * core is free. Pass the CPUs your other pollers took as avoid.
+ */
+struct msga_cpu_pick_attr {
+	uint32_t size;          /* sizeof(struct msga_cpu_pick_attr) */
+	uint32_t flags;         /* enum msga_cpu_pick_flags */
+	uint32_t duration_ms;   /* how long to measure; 0: 200 ms */
+	uint32_t threshold_ns;  /* the smallest gap counted; 0: 1000 ns */
+	const uint32_t *avoid;  /* CPUs not to pick (other pollers'), */
+	uint32_t navoid;        /* how many (NULL and 0: none) */
+	uint32_t reserved;      /* 0 */
+};
+
+enum msga_cpu_pick_flags {
+	/* Pin the calling thread to the chosen CPU (sched_setaffinity). */
+	MSGA_CPU_PICK_PIN = 1u << 0,
+};
+
+/* Bounds of msga_cpu_pick_attr. */
+#define MSGA_CPU_PICK_DURATION_MAX_MS 10000u
+#define MSGA_CPU_PICK_AVOID_MAX 8192u
+
+/* The CPU chosen and its measured noise (msga_cpu_pick). */
+struct msga_cpu_choice {
+	uint32_t size;          /* sizeof(struct msga_cpu_choice), by caller */
+	uint32_t cpu;           /* the CPU chosen */
+	uint32_t flags;         /* enum msga_cpu_choice_flags */
+	uint32_t measured;      /* CPUs measured (allowed, not in avoid) */
+	uint32_t rank;          /* the chosen CPU's place, 1 = quietest */
+	uint32_t reserved;
+	uint64_t run_ns;        /* how long its thread spun */
+	uint64_t gaps;          /* gaps of threshold_ns or more */
+	uint64_t gaps_per_s;
+	uint64_t max_gap_ns;    /* the largest gap */
+	uint64_t stolen_ppm;    /* the gaps' sum, parts per million of run */
+	uint64_t irqs;          /* hard + soft interrupts it took during the
+				 * run; UINT64_MAX when unknown */
+	char why[112];          /* the ranking's reason, one line */
+};
+
+enum msga_cpu_choice_flags {
+	/* The chosen CPU shares its core with a CPU in avoid: every core
+	 * allowed had one already. */
+	MSGA_CPU_CHOICE_SHARED_CORE = 1u << 0,
+	/* The calling thread is now pinned to it (MSGA_CPU_PICK_PIN). */
+	MSGA_CPU_CHOICE_PINNED = 1u << 1,
+};
+
+/**
+ * Measure the CPUs the calling thread may run on, less attr->avoid, for
+ * attr->duration_ms, and choose the quietest as above into *out (set
+ * out->size first); with MSGA_CPU_PICK_PIN, pin the calling thread to it.
+ * attr NULL: the defaults. Blocks for the measurement; starts and joins
+ * one thread per CPU measured. 0, or -EINVAL (out NULL, out->size or
+ * attr->size below 0.12's struct, an unknown flag, duration_ms over
+ * MSGA_CPU_PICK_DURATION_MAX_MS, avoid NULL with navoid > 0, navoid over
+ * MSGA_CPU_PICK_AVOID_MAX, reserved not 0), -ENODEV (every allowed CPU
+ * is in avoid, or none could be measured), -ENOMEM, or
+ * sched_setaffinity's errno when pinning failed (out is filled).
+ * Needs no context; thread-safe.
+ */
+MSGA_API int msga_cpu_pick(const struct msga_cpu_pick_attr *attr,
+			   struct msga_cpu_choice *out);
+
 #ifdef __cplusplus
 }
 #endif

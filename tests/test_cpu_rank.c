@@ -343,3 +343,40 @@ Test(cpu_rank, pick_siblings)
 	cr_assert_eq(out[6], 6);
 	cr_assert_eq(msga__cpu_pick(c, core, order, 8, 0, out), 0);
 }
+
+/* One more poller beside others (msga_cpu_pick's avoid): a free core's
+ * best CPU before a quieter sibling of a taken core; a taken core only
+ * when no core is free, flagged shared. */
+Test(cpu_rank, pick_free_core)
+{
+	struct msga__cpu_noise c[4];
+	uint32_t core[4] = { 0, 1, 0, 1 }, order[4];
+	uint32_t taken0[] = { 0 }, taken01[] = { 0, 1 };
+	int shared = -1;
+
+	/* CPU 2 quietest, then 3, 1; CPU 0 not measured (a poller's). */
+	c[0] = cpu_with(0, 1000, 10, 1000);
+	c[0].flags = 0;
+	c[1] = cpu_with(1, 4000, 10, 1000);
+	c[2] = cpu_with(2, 1000, 10, 1000);
+	c[3] = cpu_with(3, 2000, 10, 1000);
+	cr_assert_eq(msga__cpu_rank(c, 4, order), 0);
+	cr_assert_eq(order[0], 2);
+	cr_assert_eq(msga__cpu_pick_free(c, core, order, 4, NULL, 0, &shared),
+		     2);
+	cr_assert_eq(shared, 0);
+	/* Core 0 taken: CPU 2 is CPU 0's sibling, so 3 (core 1). */
+	cr_assert_eq(msga__cpu_pick_free(c, core, order, 4, taken0, 1,
+					 &shared), 3);
+	cr_assert_eq(shared, 0);
+	/* Both cores taken: the quietest all the same, shared. */
+	cr_assert_eq(msga__cpu_pick_free(c, core, order, 4, taken01, 2,
+					 &shared), 2);
+	cr_assert_eq(shared, 1);
+	/* Nothing measured: -1. */
+	for (int i = 0; i < 4; i++)
+		c[i].flags = 0;
+	cr_assert_eq(msga__cpu_pick_free(c, core, order, 4, NULL, 0, &shared),
+		     -1);
+	cr_assert_eq(shared, 0);
+}

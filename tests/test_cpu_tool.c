@@ -214,3 +214,37 @@ Test(msga_cpu, usage_errors)
 				   "-D", "i", NULL }, "more than 8 devices");
 	bad((const char *const[]){ "extra", NULL }, "unexpected argument");
 }
+
+/*
+ * --apply-irq-affinity writes /proc/irq: without -D it has nothing to
+ * move, and not as root it is refused before anything is measured (the
+ * run drops to nobody when the test runs as root, as the VM's does).
+ */
+Test(msga_cpu, apply_irq_affinity_refusals)
+{
+	char err_path[] = "/tmp/cpu_err.XXXXXX";
+	char *argv[] = { "msga_cpu", "--apply-irq-affinity", "-D", "lo",
+			 "-d", "0.01", NULL };
+	int err_fd = mkstemp(err_path), st;
+	char err[4096];
+	pid_t pid;
+
+	bad((const char *const[]){ "--apply-irq-affinity", NULL }, "needs -D");
+	cr_assert_geq(err_fd, 0);
+	unlink(err_path);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		if (dup2(err_fd, 2) < 0 ||
+		    (!geteuid() && (setgid(65534) || setuid(65534))))
+			_exit(99);
+		execv(MSGA_CPU_PATH, argv);
+		_exit(98);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	slurp(err_fd, err, sizeof(err));
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st,
+		  err);
+	cr_expect_eq(count(err, "\n"), 1, "%s", err);
+	cr_expect(strstr(err, "needs root"), "%s", err);
+}

@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "cpulist.h"
+#include "irq_affinity.h"
 #include "irq_parse.h"
 
 #ifndef MSGA_TEST_DATA
@@ -420,4 +421,40 @@ Test(cpulist, format_bounds)
 		     5 + 27 * 2 + 31);
 	cr_assert_eq(msga__cpulist_format(set, 64, buf, 1), 90);
 	cr_assert_str_eq(buf, "");
+}
+
+/* msga_cpu --apply-irq-affinity's rule (lib/proto/irq_affinity.c). */
+static void set_of(const char *list, uint64_t *set)
+{
+	cr_assert_geq(msga__cpulist_parse(list, strlen(list), set, 256), 0,
+		      "%s", list);
+}
+
+static void expect_away(const char *aff, const char *poll,
+			const char *online, int ret, const char *want)
+{
+	uint64_t a[4], p[4], o[4], out[4];
+	char buf[64];
+
+	set_of(aff, a);
+	set_of(poll, p);
+	set_of(online, o);
+	cr_expect_eq(msga__irq_affinity_away(a, p, o, 256, out), ret,
+		     "%s less %s", aff, poll);
+	msga__cpulist_format(out, 256, buf, sizeof(buf));
+	cr_expect_str_eq(buf, want, "%s less %s", aff, poll);
+}
+
+Test(irq_affinity, away_from_pollers)
+{
+	/* Not on a poller: unchanged. */
+	expect_away("0-1", "2", "0-3", 0, "0-1");
+	/* Spread over some: those less the poller. */
+	expect_away("0-3", "1", "0-3", 1, "0,2-3");
+	expect_away("0-3,64-67", "1,65", "0-127", 1, "0,2-3,64,66-67");
+	/* On the poller alone: every other online CPU. */
+	expect_away("1", "1", "0-3", 1, "0,2-3");
+	expect_away("200", "200", "0-1,200-201", 1, "0-1,201");
+	/* Every online CPU polls: nowhere to go. */
+	expect_away("0", "0-1", "0-1", -ENOSPC, "");
 }

@@ -90,6 +90,23 @@ Test(tool_opts, long_options_and_rate)
 	cr_expect(o.histogram);
 }
 
+/* --pin auto: no CPU number, the choice made at start; the last --pin
+ * given wins. */
+Test(tool_opts, pin_auto)
+{
+	struct perf_opts o;
+	char err[256];
+
+	cr_assert_eq(parse(&o, PERF_TOOL_LAT, err, "--pin 1 --pin auto"), 0,
+		     "%s", err);
+	cr_expect(o.pin_auto);
+	cr_expect_eq(o.pin_cpu, -1);
+	cr_assert_eq(parse(&o, PERF_TOOL_BW, err, "--pin auto --pin 1"), 0,
+		     "%s", err);
+	cr_expect(!o.pin_auto);
+	cr_expect_eq(o.pin_cpu, 1);
+}
+
 Test(tool_opts, rate_without_sample_replies_every_hundredth)
 {
 	struct perf_opts o;
@@ -346,6 +363,8 @@ static struct bad_case bad_cases[] = {
 	{ PERF_TOOL_LAT, "--clients 0", "--clients" },
 	{ PERF_TOOL_LAT, "--clock hpet", "--clock" },
 	{ PERF_TOOL_LAT, "--pin x", "--pin" },
+	{ PERF_TOOL_LAT, "--pin autox", "--pin" },
+	{ PERF_TOOL_BW, "--pin Auto", "--pin" },
 	{ PERF_TOOL_LAT, "--timeout 0", "--timeout" },
 	{ PERF_TOOL_LAT, "--warmup -1", "--warmup" },
 	{ PERF_TOOL_LAT, "--bogus", "unknown option" },

@@ -14,102 +14,13 @@
 
 #include "cpu_rank.h"
 #include "cpu_sys.h"
-
-#define SLURP_MAX (64u << 20)
-
-ssize_t cpu_sys_read(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, cap - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	buf[n < 0 ? 0 : n] = '\0';
-	return n;
-}
-
-char *cpu_sys_slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *buf = NULL, *more;
-	ssize_t r;
-	int err;
-
-	if (fd < 0)
-		return NULL;
-	/* procfs files report size 0: read until EOF, doubling. */
-	do {
-		if (!buf || n + 1 >= cap) {
-			cap = buf ? cap * 2 : cap;
-			err = EFBIG;
-			if (cap > SLURP_MAX)
-				goto fail;
-			err = ENOMEM;
-			if (!(more = realloc(buf, cap)))
-				goto fail;
-			buf = more;
-		}
-		r = read(fd, buf + n, cap - 1 - n);
-		err = errno;
-		if (r < 0)
-			goto fail;
-		n += (size_t)r;
-	} while (r > 0);
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-fail:
-	free(buf);
-	close(fd);
-	errno = err;
-	return NULL;
-}
-
-int cpu_sys_allowed(uint32_t *cpus, uint32_t max)
-{
-	size_t size = CPU_ALLOC_SIZE(CPU_SYS_MAX);
-	cpu_set_t *set = CPU_ALLOC(CPU_SYS_MAX);
-	uint32_t n = 0;
-
-	if (!set)
-		return -ENOMEM;
-	CPU_ZERO_S(size, set);
-	if (sched_getaffinity(0, size, set)) {
-		CPU_FREE(set);
-		return -errno;
-	}
-	for (uint32_t c = 0; c < CPU_SYS_MAX && n < max; c++)
-		if (CPU_ISSET_S(c, size, set))
-			cpus[n++] = c;
-	CPU_FREE(set);
-	return (int)n;
-}
-
-uint32_t cpu_sys_core(uint32_t cpu)
-{
-	char path[96], buf[256];
-	ssize_t n;
-	int key;
-
-	snprintf(path, sizeof(path),
-		 "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list",
-		 cpu);
-	n = cpu_sys_read(path, buf, sizeof(buf));
-	key = n > 0 ? msga__cpu_core_key(buf, (size_t)n, cpu) : -1;
-	return key < 0 ? cpu : (uint32_t)key;
-}
+#include "cpu_topo.h"
 
 /* path's text, trimmed, into buf; "" when missing or "(null)" (the
  * kernel's word for a nohz_full mask it never made). */
 static void read_list(const char *path, char *buf, size_t cap)
 {
-	ssize_t n = cpu_sys_read(path, buf, cap);
+	ssize_t n = msga__sys_read(path, buf, cap);
 
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
@@ -124,7 +35,7 @@ static void read_isolcpus(char *buf, size_t cap)
 	const char *p, *end;
 
 	buf[0] = '\0';
-	if (cpu_sys_read("/proc/cmdline", line, sizeof(line)) <= 0)
+	if (msga__sys_read("/proc/cmdline", line, sizeof(line)) <= 0)
 		return;
 	for (p = line; (p = strstr(p, "isolcpus=")); p++) {
 		if (p != line && p[-1] != ' ')
@@ -150,7 +61,7 @@ static int irqbalance_runs(void)
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if (cpu_sys_read(path, comm, sizeof(comm)) > 0 &&
+		if (msga__sys_read(path, comm, sizeof(comm)) > 0 &&
 		    !strcmp(comm, "irqbalance\n"))
 			found = 1;
 	}
@@ -229,7 +140,7 @@ int cpu_sys_irq_affinity(int irq, char *buf, size_t cap)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
-	n = cpu_sys_read(path, buf, cap);
+	n = msga__sys_read(path, buf, cap);
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return n < 0 ? (int)n : 0;

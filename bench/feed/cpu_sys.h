@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpu_sys.h - what msga_cpu(1) reads of the system: the CPUs it may run
- * on, each one's core, the kernel's isolation settings, whether irqbalance
- * runs, the names an RDMA device's interrupts go by, and an IRQ's
+ * cpu_sys.h - what msga_cpu(1) reads of the system beyond what
+ * msga_cpu_pick() reads too (the allowed CPUs and their cores:
+ * lib/core/cpu_topo.h): the kernel's isolation settings, whether
+ * irqbalance runs, the names an RDMA device's interrupts go by, and an IRQ's
  * affinity. Files only (procfs, sysfs); the parsing is lib/proto's
  * (cpulist.h, irq_parse.h).
  */
@@ -12,27 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-/* The largest CPU number + 1 the tool handles (lib/proto's limit). */
-#define CPU_SYS_MAX 8192u
-
-/* A small file's text into buf (NUL-terminated): its length, or -errno. */
-ssize_t cpu_sys_read(const char *path, char *buf, size_t cap);
-
-/*
- * A whole procfs file of any length (/proc/interrupts) in a malloc'd
- * buffer, NUL-terminated, *len its length; NULL with errno on failure or
- * past 64 MiB.
- */
-char *cpu_sys_slurp(const char *path, size_t *len);
-
-/* The CPUs this process may run on, rising, into cpus[max]: how many,
- * or -errno. */
-int cpu_sys_allowed(uint32_t *cpus, uint32_t max);
-
-/* cpu's core key (cpu_rank.h's msga__cpu_core_key); cpu itself when the
- * topology cannot be read. */
-uint32_t cpu_sys_core(uint32_t cpu);
 
 /* The kernel's isolation settings as text ("" when none), and irqbalance. */
 struct cpu_sys_isol {

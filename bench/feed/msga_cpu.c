@@ -3,7 +3,8 @@
  * msga_cpu - how noisy is each CPU, and which one should a busy-polling
  * thread run on (issue 38; msga_cpu(1) documents the output, whose JSON
  * field names only grow). For each allowed CPU a pinned thread spins on
- * the clock and records every gap above a threshold (cpu_spin.c), one CPU
+ * the clock and records every gap above a threshold (lib/core/cpu_spin.c,
+ * the measurement msga_cpu_pick(3) makes too), one CPU
  * after another or all at once; /proc/interrupts and /proc/softirqs are
  * read around each run to say which interrupts each CPU took; the CPUs
  * are ranked with a reason each and N polling CPUs chosen, one per core
@@ -11,7 +12,8 @@
  * the named devices' interrupts and their affinity are reported.
  *
  * It uses no RDMA device and no library state: the public header's
- * version, and lib/proto's parsers (lib/LAYERS allows this one tool).
+ * version, lib/proto's parsers and lib/core's measurement (cpu_spin.c,
+ * cpu_snap.c, cpu_topo.c), compiled in (lib/LAYERS allows this one tool).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,23 +26,23 @@
 
 #include "config.h"
 #include "cpu_rank.h"
+#include "cpu_snap.h"
 #include "cpu_spin.h"
 #include "cpu_sys.h"
+#include "cpu_topo.h"
 #include "cpulist.h"
+#include "irq_affinity.h"
 #include "irq_parse.h"
 #include "perf_clock.h"
 
 #define DEVS_MAX 8
 #define TOP_MAX 3
-/* Rows of /proc/interrupts kept beyond those there at the start (devices
- * that come up during the run); /proc/softirqs has 10. */
-#define IRQ_ROWS_SPARE 256u
-#define SOFTIRQ_ROWS 32u
 
 struct opts {
 	double duration;          /* seconds per CPU, or in all with -a */
 	uint64_t threshold_ns;
 	int all, json;
+	int apply_irq;            /* --apply-irq-affinity (root) */
 	uint32_t pick;
 	const char *cpus;         /* -c LIST */
 	const char *devs[DEVS_MAX];
@@ -57,25 +59,31 @@ struct cpu_irqs {
 	} top[TOP_MAX];
 };
 
-struct snap {
-	struct msga__irq_table irq, soft;
-	int ok;
-};
-
 struct dev {
 	const char *name;
 	char keys[CPU_SYS_KEYS_MAX][CPU_SYS_KEY_LEN];
 	int nkeys;
 };
 
+/*
+ * A named device's IRQ that may run on a polling CPU: where it should go
+ * instead (irq_affinity.h), and, with --apply-irq-affinity, whether it
+ * went. One per row of after.irq.
+ */
+struct irq_move {
+	int state;                /* 0 none, 1 advised, 2 moved, -errno */
+	char to[256];
+};
+
 struct run {
 	struct opts o;
+	struct irq_move *moves;
 	uint32_t n;                    /* CPUs measured */
 	struct cpu_spin *jobs;
 	struct msga__cpu_noise *noise;
 	struct cpu_irqs *took;
 	uint32_t *core, *order, *picked, npicked;
-	struct snap first, before, after;
+	struct msga__cpu_snap first, before, after;
 	struct msga__irq_table dirq, dsoft;
 	int whole;                     /* dirq: first to after */
 	uint64_t rows_dropped, lines_bad;  /* over all snapshots */
@@ -100,6 +108,8 @@ static void usage(void)
 	       "                      device, a network device, a PCI\n"
 	       "                      address); repeatable\n"
 	       "  --json              one JSON object instead of a table\n"
+	       "  --apply-irq-affinity  as root: move -D devices' IRQs off\n"
+	       "                      the polling CPUs (else only advised)\n"
 	       "  --version           print the version and exit\n"
 	       "exit status: 0 ok, 1 a runtime error, 2 bad usage\n");
 }
@@ -162,6 +172,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "pick", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "apply-irq-affinity", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -188,7 +199,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			o->all = 1;
 			break;
 		case 'n':
-			o->pick = (uint32_t)parse_int(optarg, 1, CPU_SYS_MAX,
+			o->pick = (uint32_t)parse_int(optarg, 1, MSGA__CPU_MAX,
 						      "count");
 			break;
 		case 'D':
@@ -196,6 +207,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'j':
 			o->json = 1;
+			break;
+		case 'A':
+			o->apply_irq = 1;
 			break;
 		case 'h':
 			usage();
@@ -212,6 +226,12 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->apply_irq && !o->ndevs)
+		usage_error("--apply-irq-affinity needs -D DEV (whose IRQs "
+			    "to move)");
+	if (o->apply_irq && geteuid())
+		usage_error("--apply-irq-affinity needs root (it writes "
+			    "/proc/irq/N/smp_affinity_list)");
 	if (o->threshold_ns >= (uint64_t)(o->duration * 1e9))
 		usage_error("threshold %" PRIu64 " ns is not below the "
 			    "duration", o->threshold_ns);
@@ -219,12 +239,21 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 
 /* ---------------------------------------------------------------- CPUs */
 
+/* The benchmark clock for lib/core/cpu_spin.c: ns_per_tick is set once
+ * perf_clock_init() has run, before any spinning. */
+static uint64_t tool_now(void)
+{
+	return perf_now();
+}
+
+static struct msga__spin_clock tool_clock = { tool_now, 1.0 };
+
 /* The allowed CPUs, narrowed to -c's list: into r->jobs. */
 static int choose_cpus(struct run *r)
 {
-	static uint32_t allowed[CPU_SYS_MAX];
-	static uint64_t want[MSGA__CPUSET_WORDS(CPU_SYS_MAX)];
-	int n = cpu_sys_allowed(allowed, CPU_SYS_MAX), ret;
+	static uint32_t allowed[MSGA__CPU_MAX];
+	static uint64_t want[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)];
+	int n = msga__cpu_allowed(allowed, MSGA__CPU_MAX), ret;
 
 	if (n <= 0) {
 		fprintf(stderr, "msga_cpu: sched_getaffinity: %s\n",
@@ -233,11 +262,11 @@ static int choose_cpus(struct run *r)
 	}
 	if (r->o.cpus) {
 		ret = msga__cpulist_parse(r->o.cpus, strlen(r->o.cpus), want,
-					  CPU_SYS_MAX);
+					  MSGA__CPU_MAX);
 		if (ret <= 0)
 			usage_error("invalid CPU list '%s'", r->o.cpus);
 		for (int i = 0; i < n; i++)
-			if (msga__cpuset_has(want, CPU_SYS_MAX, allowed[i]))
+			if (msga__cpuset_has(want, MSGA__CPU_MAX, allowed[i]))
 				ret--;
 		if (ret)
 			usage_error("CPU list '%s' names a CPU this process "
@@ -250,38 +279,18 @@ static int choose_cpus(struct run *r)
 	}
 	for (int i = 0; i < n; i++)
 		if (!r->o.cpus ||
-		    msga__cpuset_has(want, CPU_SYS_MAX, allowed[i]))
-			cpu_spin_init(&r->jobs[r->n++], allowed[i],
-				      r->o.threshold_ns,
-				      (uint64_t)(r->o.duration * 1e9));
+		    msga__cpuset_has(want, MSGA__CPU_MAX, allowed[i]))
+			msga__cpu_spin_init(&r->jobs[r->n++], allowed[i],
+					    r->o.threshold_ns,
+					    (uint64_t)(r->o.duration * 1e9),
+					    &tool_clock);
 	return 0;
-}
-
-/*
- * Rows for /proc/interrupts: its lines now and some spare. The tables
- * hold rows x CPUs counters each, so a fixed generous row count would
- * cost a 1024-CPU machine hundreds of megabytes.
- */
-static uint32_t irq_rows(void)
-{
-	size_t len, lines = 0;
-	char *text = cpu_sys_slurp("/proc/interrupts", &len);
-
-	for (size_t i = 0; text && i < len; i++)
-		lines += text[i] == '\n';
-	free(text);
-	lines += IRQ_ROWS_SPARE;
-	return lines > MSGA__IRQ_ROWS_MAX ? MSGA__IRQ_ROWS_MAX :
-					    (uint32_t)lines;
 }
 
 static int alloc_run(struct run *r)
 {
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	uint32_t nconf = conf < 1 ? 1 : conf > CPU_SYS_MAX ? CPU_SYS_MAX :
-						  (uint32_t)conf;
-	uint32_t rows = irq_rows();
-	struct snap *s[] = { &r->first, &r->before, &r->after };
+	uint32_t nconf = msga__cpu_snap_cpus(), rows = msga__cpu_snap_rows();
+	struct msga__cpu_snap *s[] = { &r->first, &r->before, &r->after };
 
 	r->noise = calloc(r->n, sizeof(*r->noise));
 	r->took = calloc(r->n, sizeof(*r->took));
@@ -291,11 +300,10 @@ static int alloc_run(struct run *r)
 	if (!r->noise || !r->took || !r->core || !r->order || !r->picked)
 		goto nomem;
 	for (int i = 0; i < 3; i++)
-		if (msga__irq_table_init(&s[i]->irq, nconf, rows) ||
-		    msga__irq_table_init(&s[i]->soft, nconf, SOFTIRQ_ROWS))
+		if (msga__cpu_snap_init(s[i], nconf, rows))
 			goto nomem;
 	if (msga__irq_table_init(&r->dirq, nconf, rows) ||
-	    msga__irq_table_init(&r->dsoft, nconf, SOFTIRQ_ROWS))
+	    msga__irq_table_init(&r->dsoft, nconf, MSGA__SOFTIRQ_ROWS))
 		goto nomem;
 	return 0;
 nomem:
@@ -305,23 +313,9 @@ nomem:
 
 /* ---------------------------------------------------------------- runs */
 
-static int parse_proc(struct msga__irq_table *t, const char *path)
+static void snap_take(struct run *r, struct msga__cpu_snap *s)
 {
-	size_t len;
-	char *text = cpu_sys_slurp(path, &len);
-	int ret;
-
-	if (!text)
-		return -errno;
-	ret = msga__irq_parse(t, text, len);
-	free(text);
-	return ret;
-}
-
-static void snap_take(struct run *r, struct snap *s)
-{
-	s->ok = parse_proc(&s->irq, "/proc/interrupts") >= 0 &&
-		parse_proc(&s->soft, "/proc/softirqs") >= 0;
+	msga__cpu_snap_take(s);
 	/* Said at the end, never dropped silently. */
 	r->rows_dropped += s->irq.rows_dropped + s->soft.rows_dropped;
 	r->lines_bad += s->irq.lines_bad + s->soft.lines_bad;
@@ -350,9 +344,7 @@ static void top_rows(const struct msga__irq_table *d, int col,
 /* What each CPU of jobs[first, first + count) took in its window. */
 static void attribute(struct run *r, uint32_t first, uint32_t count)
 {
-	if (!r->before.ok || !r->after.ok ||
-	    msga__irq_diff(&r->dirq, &r->before.irq, &r->after.irq) ||
-	    msga__irq_diff(&r->dsoft, &r->before.soft, &r->after.soft))
+	if (msga__cpu_snap_diff(&r->dirq, &r->dsoft, &r->before, &r->after))
 		return;
 	for (uint32_t i = first; i < first + count; i++) {
 		struct cpu_irqs *t = &r->took[i];
@@ -372,7 +364,7 @@ static void attribute(struct run *r, uint32_t first, uint32_t count)
 static void window(struct run *r, uint32_t first, uint32_t count)
 {
 	snap_take(r, &r->before);
-	cpu_spin_run(&r->jobs[first], count);
+	msga__cpu_spin_run(&r->jobs[first], count);
 	snap_take(r, &r->after);
 	attribute(r, first, count);
 }
@@ -405,11 +397,89 @@ static void rank(struct run *r)
 		if (j->ok && j->run_ns &&
 		    !msga__noise_summary(&j->rec, j->run_ns, &c->st))
 			c->flags = MSGA__CPU_MEASURED;
-		r->core[i] = cpu_sys_core(j->cpu);
+		r->core[i] = msga__cpu_core(j->cpu);
 	}
 	msga__cpu_rank(r->noise, r->n, r->order);
 	r->npicked = msga__cpu_pick(r->noise, r->core, r->order, r->n,
 				    r->o.pick, r->picked);
+}
+
+static int dev_row(const struct dev *d, const struct msga__irq_row *row);
+
+/* The polling CPUs and the online ones, as sets. */
+static void poll_sets(const struct run *r, uint64_t *poll, uint64_t *online)
+{
+	char buf[4096];
+	ssize_t n = msga__sys_read("/sys/devices/system/cpu/online", buf,
+				   sizeof(buf));
+
+	memset(poll, 0, MSGA__CPUSET_WORDS(MSGA__CPU_MAX) * sizeof(*poll));
+	for (uint32_t i = 0; i < r->npicked; i++)
+		msga__cpuset_add(poll, MSGA__CPU_MAX,
+				 r->noise[r->picked[i]].cpu);
+	if (n <= 0 || msga__cpulist_parse(buf, (size_t)n, online,
+					  MSGA__CPU_MAX) <= 0)
+		memset(online, 0,
+		       MSGA__CPUSET_WORDS(MSGA__CPU_MAX) * sizeof(*online));
+}
+
+/* Write irq's new affinity: 0 or -errno. */
+static int irq_write(int irq, const char *list)
+{
+	char path[64];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%s\n", list) < 0)
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * For each named device's IRQ whose affinity has a polling CPU: where it
+ * should go (its affinity less the pollers, else every other online
+ * CPU), moved there with --apply-irq-affinity.
+ */
+static void plan_moves(struct run *r)
+{
+	static uint64_t poll[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)],
+		online[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)],
+		aff[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)],
+		to[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)];
+	const struct msga__irq_table *t = &r->after.irq;
+	char text[256];
+
+	r->moves = calloc(t->nrows ? t->nrows : 1, sizeof(*r->moves));
+	if (!r->moves || !r->after.ok)
+		return;
+	poll_sets(r, poll, online);
+	for (uint32_t i = 0; i < t->nrows; i++) {
+		struct irq_move *m = &r->moves[i];
+		int d;
+
+		for (d = 0; d < r->o.ndevs && !dev_row(&r->devs[d],
+						       &t->rows[i]); d++)
+			;
+		if (d == r->o.ndevs ||
+		    cpu_sys_irq_affinity(t->rows[i].irq, text, sizeof(text)) ||
+		    msga__cpulist_parse(text, strlen(text), aff,
+					MSGA__CPU_MAX) <= 0 ||
+		    msga__irq_affinity_away(aff, poll, online, MSGA__CPU_MAX,
+					    to) != 1)
+			continue;
+		msga__cpulist_format(to, MSGA__CPU_MAX, m->to, sizeof(m->to));
+		m->state = 1;
+		if (r->o.apply_irq)
+			m->state = irq_write(t->rows[i].irq, m->to);
+		if (r->o.apply_irq && !m->state)
+			m->state = 2;
+	}
 }
 
 static void find_devs(struct run *r)
@@ -435,13 +505,13 @@ static int dev_row(const struct dev *d, const struct msga__irq_row *row)
 /* Is a chosen polling CPU in the IRQ's affinity text? */
 static int hits_pollers(const struct run *r, const char *affinity)
 {
-	static uint64_t set[MSGA__CPUSET_WORDS(CPU_SYS_MAX)];
+	static uint64_t set[MSGA__CPUSET_WORDS(MSGA__CPU_MAX)];
 
 	if (msga__cpulist_parse(affinity, strlen(affinity), set,
-				CPU_SYS_MAX) <= 0)
+				MSGA__CPU_MAX) <= 0)
 		return 0;
 	for (uint32_t i = 0; i < r->npicked; i++)
-		if (msga__cpuset_has(set, CPU_SYS_MAX,
+		if (msga__cpuset_has(set, MSGA__CPU_MAX,
 				     r->noise[r->picked[i]].cpu))
 			return 1;
 	return 0;
@@ -531,6 +601,25 @@ static void text_why(const struct run *r, uint32_t i)
 	printf("\n");
 }
 
+/* What --apply-irq-affinity did, or would do, for row i. */
+static void text_move(const struct run *r, uint32_t i)
+{
+	const struct irq_move *m = r->moves ? &r->moves[i] : NULL;
+	int irq = r->after.irq.rows[i].irq;
+
+	if (!m || !m->state)
+		return;
+	if (m->state == 1)
+		printf("\n    advice: echo %s > /proc/irq/%d/smp_affinity_list"
+		       " (or msga_cpu --apply-irq-affinity, as root)", m->to,
+		       irq);
+	else if (m->state == 2)
+		printf("\n    moved: /proc/irq/%d/smp_affinity_list is now %s",
+		       irq, m->to);
+	else
+		printf("\n    not moved to %s: %s", m->to, strerror(-m->state));
+}
+
 static void text_dev(const struct run *r, const struct dev *d)
 {
 	const struct msga__irq_table *t = &r->after.irq;
@@ -551,6 +640,7 @@ static void text_dev(const struct run *r, const struct dev *d)
 		       run_count(r, i, buf, sizeof(buf)),
 		       hits_pollers(r, aff) ? " (may run on a polling CPU)" :
 					      "");
+		text_move(r, i);
 		found = 1;
 	}
 	printf("%s\n", found ? "" : " no interrupts of its own in "
@@ -579,6 +669,9 @@ static void text_out(const struct run *r)
 	if (r->isol.irqbalance && r->o.ndevs)
 		printf("note: irqbalance runs and would undo any IRQ affinity "
 		       "set by hand\n");
+	else if (r->o.apply_irq)
+		printf("note: an IRQ affinity set by hand holds until "
+		       "irqbalance (if started) or a driver reload undoes it\n");
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -647,6 +740,23 @@ static void json_cpu(const struct run *r, uint32_t i)
 	printf("}");
 }
 
+/* "move_to" (the advised affinity) and "moved" (true, false or the
+ * error), when row i may run on a polling CPU. */
+static void json_move(const struct run *r, uint32_t i)
+{
+	const struct irq_move *m = r->moves ? &r->moves[i] : NULL;
+
+	if (!m || !m->state)
+		return;
+	printf(",\"move_to\":");
+	json_str(m->to);
+	printf(",\"moved\":");
+	if (m->state < 0)
+		json_str(strerror(-m->state));
+	else
+		printf("%s", m->state == 2 ? "true" : "false");
+}
+
 static void json_dev(const struct run *r, const struct dev *d)
 {
 	const struct msga__irq_table *t = &r->after.irq;
@@ -673,8 +783,10 @@ static void json_dev(const struct run *r, const struct dev *d)
 		json_str(aff);
 		printf(",\"during_run\":%s", run_count(r, i, buf,
 							 sizeof(buf)));
-		printf(",\"on_poller\":%s}",
+		printf(",\"on_poller\":%s",
 		       hits_pollers(r, aff) ? "true" : "false");
+		json_move(r, i);
+		printf("}");
 	}
 	printf("]}");
 }
@@ -721,12 +833,9 @@ static void json_out(const struct run *r)
 
 static void free_run(struct run *r)
 {
-	struct snap *s[] = { &r->first, &r->before, &r->after };
-
-	for (int i = 0; i < 3; i++) {
-		msga__irq_table_fini(&s[i]->irq);
-		msga__irq_table_fini(&s[i]->soft);
-	}
+	msga__cpu_snap_fini(&r->first);
+	msga__cpu_snap_fini(&r->before);
+	msga__cpu_snap_fini(&r->after);
 	msga__irq_table_fini(&r->dirq);
 	msga__irq_table_fini(&r->dsoft);
 	free(r->jobs);
@@ -735,6 +844,7 @@ static void free_run(struct run *r)
 	free(r->core);
 	free(r->order);
 	free(r->picked);
+	free(r->moves);
 }
 
 int main(int argc, char **argv)
@@ -749,10 +859,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "msga_cpu: no clock to measure with\n");
 		goto out;
 	}
+	tool_clock.ns_per_tick = perf_clock.us_per_tick * 1e3;
 	cpu_sys_isolation(&r.isol);
 	find_devs(&r);
 	measure(&r);
 	rank(&r);
+	plan_moves(&r);
 	if (r.o.json)
 		json_out(&r);
 	else

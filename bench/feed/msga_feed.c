@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@
 #include "lat_stats.h"
 #include "msgaccel.h"
 #include "perf_clock.h"
+#include "pin_auto.h"
 #include "write_pingpong.h"
 
 #define FEED_TOPIC "feed.data"
@@ -89,7 +91,15 @@ struct opts {
 	enum { PUB_NONE, PUB_EVERY, PUB_EAGAIN, PUB_MORE, PUB_ADAPTIVE,
 	       PUB_ADAPTIVE_EVERY } publish;
 	long more_n;        /* --publish more:N */
+	int pin;            /* --pin auto: each side on a quiet CPU */
 };
+
+/*
+ * --pin auto: the producer's and the consumer's CPUs, chosen before the
+ * fork, the consumer's with the producer's avoided (two pollers of one
+ * run never on the two threads of one core while a whole core is free).
+ */
+static struct msga_cpu_choice pin_prod, pin_cons;
 
 struct side_usage {
 	double cpu_pct;  /* user+sys CPU over wall time, percent of one core */
@@ -1064,6 +1074,64 @@ static void linger(const struct opts *o)
 	}
 }
 
+/* ---------------------------------------------------------------- pin */
+
+/* Choose both sides' CPUs (before the fork: one measurement each). */
+static void pin_choose(const struct opts *o)
+{
+	int ret;
+
+	if (!o->pin)
+		return;
+	ret = pin_auto_pick(&pin_prod, NULL, 0, 0);
+	if (!ret) {
+		ret = pin_auto_pick(&pin_cons, &pin_prod.cpu, 1, 0);
+		/* One CPU allowed: both sides share it, and say so. */
+		if (ret == -ENODEV) {
+			pin_cons = pin_prod;
+			pin_cons.flags |= MSGA_CPU_CHOICE_SHARED_CORE;
+			ret = 0;
+		}
+	}
+	if (ret) {
+		fprintf(stderr, "msga_feed: --pin auto: %s\n",
+			msga_strerror(ret));
+		exit(2);
+	}
+}
+
+/* Pin the calling process to c's CPU. */
+static void pin_to(const struct opts *o, const struct msga_cpu_choice *c)
+{
+	cpu_set_t set;
+
+	if (!o->pin)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(c->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("--pin auto: sched_setaffinity: %s", strerror(errno));
+}
+
+static void pin_json(FILE *f, const struct opts *o,
+		     const struct msga_cpu_choice *c)
+{
+	fprintf(f, "\"pin\": \"%s\", ", o->pin ? "auto" : "none");
+	pin_auto_json(f, o->pin ? (int)c->cpu : -1, o->pin ? c : NULL);
+	fputc(' ', f);
+}
+
+static void pin_report(const struct opts *o)
+{
+	if (!o->pin)
+		return;
+	printf("# producer: ");
+	pin_auto_text(stdout, (int)pin_prod.cpu, &pin_prod, NULL);
+	printf("\n# consumer: ");
+	pin_auto_text(stdout, (int)pin_cons.cpu, &pin_cons, NULL);
+	printf("\n");
+}
+
 static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 {
 	struct side_usage self, peer = { -1, -1 };
@@ -1111,6 +1179,7 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	       self.cpu_pct, self.peak_rss_kb);
 	printf("# consumer: CPU %.1f%% of a core, peak RSS %ld kB\n",
 	       peer.cpu_pct, peer.peak_rss_kb);
+	pin_report(o);
 	if (o->by_name)
 		printf("# by name: subscribed %.1f ms after msga_sub_connect\n",
 		       (prod.ep.connected_ns - prod.ep.connect_ns) / 1e6);
@@ -1120,10 +1189,13 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 			fprintf(json, "\"by_name_connect_ms\": %.1f, ",
 				(prod.ep.connected_ns - prod.ep.connect_ns) /
 				1e6);
-		fprintf(json, "\"producer\": {\"cpu_pct\": %.1f, "
-			"\"peak_rss_kb\": %ld}, \"consumer\": {\"cpu_pct\": %.1f, "
-			"\"peak_rss_kb\": %ld}}\n", self.cpu_pct,
-			self.peak_rss_kb, peer.cpu_pct, peer.peak_rss_kb);
+		fprintf(json, "\"producer\": {");
+		pin_json(json, o, &pin_prod);
+		fprintf(json, "\"cpu_pct\": %.1f, \"peak_rss_kb\": %ld}, "
+			"\"consumer\": {", self.cpu_pct, self.peak_rss_kb);
+		pin_json(json, o, &pin_cons);
+		fprintf(json, "\"cpu_pct\": %.1f, \"peak_rss_kb\": %ld}}\n",
+			peer.cpu_pct, peer.peak_rss_kb);
 		fclose(json);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
@@ -1162,6 +1234,8 @@ static void usage(void)
 	       "                    blocks of BLOCK round trips; prints the ratio\n"
 	       "  -n ITERS          ping-pong iterations (10000)\n"
 	       "  --json FILE       write results as JSON\n"
+	       "  --pin auto        producer and consumer each on the quietest\n"
+	       "                    allowed CPU, on different cores if any\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
 	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n"
 	       "  --publish MODE    -n messages as fast as MODE lets them go:\n"
@@ -1248,6 +1322,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "linger", required_argument, NULL, 'g' },
 		{ "by-name", no_argument, NULL, 'r' },
 		{ "resolver-group", required_argument, NULL, 'o' },
+		{ "pin", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1284,6 +1359,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'r': o->by_name = 1; break;
 		case 'o': o->resolver_group = group_arg(optarg); break;
 		case 'g': o->linger = parse_num(optarg, 0, 3600, "--linger"); break;
+		case 'X':
+			/* Only auto: the two sides need two CPUs, chosen. */
+			if (strcmp(optarg, "auto"))
+				usage_error("--pin (only auto)", optarg);
+			o->pin = 1;
+			break;
 		case 'K':
 			if (!strcmp(optarg, "auto"))
 				o->clock = PERF_CLOCK_AUTO;
@@ -1344,6 +1425,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "msga_feed: --clock: %s\n", perf_clock.why);
 		return 2;
 	}
+	pin_choose(&o);
 	if (pipe(fds))
 		die("%s", strerror(errno));
 	pid = fork();
@@ -1351,8 +1433,10 @@ int main(int argc, char **argv)
 		die("%s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
+		pin_to(&o, &pin_cons);
 		_exit(run_consumer(&o, fds[1]));
 	}
 	close(fds[1]);
+	pin_to(&o, &pin_prod);
 	return run_producer(&o, pid, fds[0]);
 }

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "perf_main.h"
 #include "perf_out.h"
+#include "pin_auto.h"
 
 static int usage_error(const struct perf_opts *o, const char *why)
 {
@@ -18,10 +19,28 @@ static int usage_error(const struct perf_opts *o, const char *why)
 	return PERF_EXIT_USAGE;
 }
 
-static int pin(const struct perf_opts *o)
+/* --pin auto: the quietest allowed CPU (pin_auto.h); one polling
+ * thread per process, so nothing to avoid. */
+static int pin_auto(struct perf_opts *o)
+{
+	int ret = pin_auto_pick(&o->pin_choice, NULL, 0, 1);
+
+	if (ret) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "--pin auto: %s",
+			 msga_strerror(ret));
+		return usage_error(o, why);
+	}
+	return 0;
+}
+
+static int pin(struct perf_opts *o)
 {
 	cpu_set_t set;
 
+	if (o->pin_auto)
+		return pin_auto(o);
 	if (o->pin_cpu < 0)
 		return 0;
 	CPU_ZERO(&set);

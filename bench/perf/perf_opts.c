@@ -262,6 +262,12 @@ static int parse_long_only(struct parse *p, int c, const char *arg)
 
 	switch (c) {
 	case OPT_PIN:
+		/* "auto": the quietest allowed CPU, measured at start. */
+		o->pin_auto = !strcmp(arg, "auto");
+		if (o->pin_auto) {
+			o->pin_cpu = -1;
+			return 0;
+		}
 		return numint(p, "--pin", arg, 0, 1023, &o->pin_cpu);
 	case OPT_RATE:
 		return num(p, "--rate", arg, 1, 10000000, &o->rate);
@@ -671,7 +677,7 @@ void perf_usage(const struct perf_opts *o)
 	       "  -e, --events           wait for completion events instead of polling\n"
 	       "  -B, --bind ADDR        server: listen on ADDR only\n"
 	       "  -M, --mcast GROUP      client, -c UD: send to IPv4 multicast GROUP\n"
-	       "      --pin CPU          pin to CPU\n"
+	       "      --pin CPU|auto     pin to CPU, or to the quietest allowed one\n"
 	       "      --rate N           rdma_lat: send N msgs/s without waiting\n"
 	       "      --sample N         with --rate: the server replies to every Nth\n"
 	       "      --warmup N         unmeasured iterations first\n"

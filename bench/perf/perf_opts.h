@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msgaccel.h"
 #include "perf_clock.h"
 
 enum perf_tool { PERF_TOOL_LAT, PERF_TOOL_BW };
@@ -39,7 +40,9 @@ struct perf_opts {
 	int use_cm;              /* -R */
 	uint16_t tcp_port;       /* -p */
 	int bidir;               /* -b (rdma_bw) */
-	int pin_cpu;             /* --pin, -1 = no pinning */
+	int pin_cpu;             /* --pin CPU, -1 = no pinning (or auto) */
+	int pin_auto;            /* --pin auto: msga_cpu_pick(3) chooses */
+	struct msga_cpu_choice pin_choice; /* its choice, set at start */
 	int events;              /* -e */
 	uint64_t rate;           /* --rate msgs/s, 0 = ping-pong */
 	uint32_t sample;         /* --sample: reply to every Nth message */

@@ -4,9 +4,11 @@
  * resolution in microseconds); JSON has no NaN or Inf because the
  * statistics refuse to summarise an empty run.
  */
+#include <sched.h>
 #include <unistd.h>
 
 #include "perf_out.h"
+#include "pin_auto.h"
 #include "config.h"
 
 static int rows; /* rows printed so far, for JSON commas */
@@ -26,6 +28,34 @@ static const char *clock_name(void)
 	return perf_clock.kind == PERF_CLOCK_TSC ? "tsc" : "monotonic";
 }
 
+/* The CPU this process polls on: --pin's, else where it runs now. */
+static int out_cpu(const struct perf_opts *o)
+{
+	if (o->pin_auto)
+		return (int)o->pin_choice.cpu;
+	return o->pin_cpu >= 0 ? o->pin_cpu : sched_getcpu();
+}
+
+static const char *out_pin(const struct perf_opts *o)
+{
+	return o->pin_auto ? "auto" : o->pin_cpu >= 0 ? "cpu" : "none";
+}
+
+/* --pin auto's measurement (pin_auto.h), or none for a CPU by number. */
+static void json_cpu(FILE *f, const struct perf_opts *o)
+{
+	fprintf(f, "\"pin\":\"%s\",", out_pin(o));
+	pin_auto_json(f, out_cpu(o), o->pin_auto ? &o->pin_choice : NULL);
+}
+
+static void text_cpu(FILE *f, const struct perf_opts *o)
+{
+	fprintf(f, " CPU            : ");
+	pin_auto_text(f, out_cpu(o), o->pin_auto ? &o->pin_choice : NULL,
+		      o->pin_cpu >= 0 ? "--pin" : "not pinned");
+	fputc('\n', f);
+}
+
 static void json_begin(FILE *f, const struct perf_opts *o,
 		       const struct perf_ep *ep)
 {
@@ -36,7 +66,7 @@ static void json_begin(FILE *f, const struct perf_opts *o,
 		"\"tsc_mhz\":%.3f,\"clock_read_ns\":%.1f,\"tx_depth\":%u,\"rx_depth\":%u,"
 		"\"cq_mod\":%u,\"post_list\":%u,\"events\":%s,"
 		"\"bidirectional\":%s,\"warmup\":%llu,\"rate\":%llu,"
-		"\"sample\":%u,\"mcast_group\":\"%s\",\"results\":[",
+		"\"sample\":%u,\"mcast_group\":\"%s\",",
 		o->prog, PACKAGE_VERSION, ep->dev_name, ep->port,
 		perf_transport_name(ep->transport), perf_conn_name(o->conn),
 		perf_verb_name(o->verb), out_cm(ep),
@@ -47,6 +77,8 @@ static void json_begin(FILE *f, const struct perf_opts *o,
 		o->events ? "true" : "false", o->bidir ? "true" : "false",
 		(unsigned long long)o->warmup, (unsigned long long)o->rate,
 		o->rate ? o->sample : 0, o->mcast ? o->mcast : "");
+	json_cpu(f, o);
+	fprintf(f, "\"results\":[");
 }
 
 static void text_begin(FILE *f, const struct perf_opts *o,
@@ -67,6 +99,7 @@ static void text_begin(FILE *f, const struct perf_opts *o,
 	fprintf(f, " Queues         : tx %u, rx %u, CQ moderation %u, post list %u, max inline %u\n",
 		o->tx_depth, o->rx_depth, o->cq_mod, o->post_list,
 		ep->max_inline);
+	text_cpu(f, o);
 	fprintf(f, " Completion     : %s; clock %s",
 		o->events ? "events" : "busy poll", clock_name());
 	if (perf_clock.kind == PERF_CLOCK_TSC)

@@ -357,3 +357,32 @@ uint32_t msga__cpu_pick(const struct msga__cpu_noise *c, const uint32_t *core,
 	}
 	return got;
 }
+
+static int key_in(const uint32_t *keys, uint32_t n, uint32_t key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (keys[i] == key)
+			return 1;
+	return 0;
+}
+
+int msga__cpu_pick_free(const struct msga__cpu_noise *c, const uint32_t *core,
+			const uint32_t *order, uint32_t n,
+			const uint32_t *taken, uint32_t ntaken, int *shared)
+{
+	int best = -1;
+
+	*shared = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t x = order[i];
+
+		if (!(c[x].flags & MSGA__CPU_MEASURED))
+			continue;
+		if (best < 0)
+			best = (int)x;
+		if (!key_in(taken, ntaken, core[x]))
+			return (int)x;
+	}
+	*shared = best >= 0;
+	return best;
+}

@@ -151,4 +151,16 @@ uint32_t msga__cpu_pick(const struct msga__cpu_noise *c, const uint32_t *core,
 			const uint32_t *order, uint32_t n, uint32_t want,
 			uint32_t *out);
 
+/*
+ * One more polling CPU for a process whose other pollers run on cores
+ * taken[0, ntaken) (core keys; msga_cpu_pick()'s avoid list): the best
+ * measured CPU of c[0, n), ranked in order[0, n), whose core is not
+ * taken; when every measured CPU's core is taken, the best measured one,
+ * and *shared is set to 1 (else 0). Returns its index in c, or -1 when
+ * none was measured.
+ */
+int msga__cpu_pick_free(const struct msga__cpu_noise *c, const uint32_t *core,
+			const uint32_t *order, uint32_t n,
+			const uint32_t *taken, uint32_t ntaken, int *shared);
+
 #endif

@@ -1,26 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpu_spin.c - the spinning threads of msga_cpu(1) (cpu_spin.h).
+ * cpu_spin.c - the spinning threads that measure a CPU's noise, for
+ * msga_cpu_pick() and msga_cpu(1) (cpu_spin.h).
  */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_spin.h"
-#include "perf_clock.h"
 
-void cpu_spin_init(struct cpu_spin *job, uint32_t cpu, uint64_t threshold_ns,
-		   uint64_t duration_ns)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const struct msga__spin_clock msga__spin_mono = { mono_ns, 1.0 };
+
+void msga__cpu_spin_init(struct cpu_spin *job, uint32_t cpu,
+			 uint64_t threshold_ns, uint64_t duration_ns,
+			 const struct msga__spin_clock *clk)
 {
 	memset(job, 0, sizeof(*job));
 	job->cpu = cpu;
 	job->duration_ns = duration_ns;
+	job->clk = clk ? clk : &msga__spin_mono;
 	msga__noise_init(&job->rec, threshold_ns);
 }
 
-static uint64_t ticks_ns(uint64_t ticks)
+static uint64_t ticks_ns(const struct msga__spin_clock *clk, uint64_t ticks)
 {
-	return (uint64_t)(perf_ticks_us(ticks) * 1000.0 + 0.5);
+	return (uint64_t)((double)ticks * clk->ns_per_tick + 0.5);
+}
+
+static uint64_t ns_ticks(const struct msga__spin_clock *clk, uint64_t ns)
+{
+	return (uint64_t)((double)ns / clk->ns_per_tick);
 }
 
 /*
@@ -29,17 +47,19 @@ static uint64_t ticks_ns(uint64_t ticks)
  */
 static void spin(struct cpu_spin *job)
 {
-	uint64_t thr = perf_us_ticks(job->rec.threshold_ns / 1e3);
-	uint64_t t0 = perf_now(), prev = t0, now;
-	uint64_t end = t0 + perf_us_ticks(job->duration_ns / 1e3);
+	const struct msga__spin_clock *clk = job->clk;
+	uint64_t (*clock_now)(void) = clk->now;
+	uint64_t thr = ns_ticks(clk, job->rec.threshold_ns);
+	uint64_t t0 = clock_now(), prev = t0, now;
+	uint64_t end = t0 + ns_ticks(clk, job->duration_ns);
 
 	while (prev < end) {
-		now = perf_now();
+		now = clock_now();
 		if (now - prev >= thr)
-			msga__noise_add(&job->rec, ticks_ns(now - prev));
+			msga__noise_add(&job->rec, ticks_ns(clk, now - prev));
 		prev = now;
 	}
-	job->run_ns = ticks_ns(prev - t0);
+	job->run_ns = ticks_ns(clk, prev - t0);
 }
 
 /* Held shut until every thread of a run has started. */
@@ -101,7 +121,7 @@ static int start(struct cpu_spin *job, struct cpu_spin_gate *gate)
 	return err;
 }
 
-void cpu_spin_run(struct cpu_spin *jobs, uint32_t n)
+void msga__cpu_spin_run(struct cpu_spin *jobs, uint32_t n)
 {
 	struct cpu_spin_gate gate = {
 		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
