@@ -462,6 +462,12 @@ enum msga_msg_flags {
 	 * higher number of its stream.
 	 */
 	MSGA_MSG_OUT_OF_ORDER = 1u << 0,
+	/*
+	 * Since 0.12, MSGA_SUB_LAST_VALUE: the topic's last value, with its
+	 * real seq, delivered before the live stream, which follows from
+	 * seq + 1 on with no gap and no duplicate at the seam.
+	 */
+	MSGA_MSG_LAST_VALUE = 1u << 1,
 };
 
 typedef void (*msga_msg_cb)(const struct msga_msg *msg, void *user);
@@ -502,6 +508,19 @@ enum msga_pub_flags {
 	 * before 0.10. MSGA_COMMIT_MORE still holds sends back.
 	 */
 	MSGA_PUB_NO_COALESCE = 1u << 3,
+	/*
+	 * Since 0.12, rdma://: keep a private copy of the last message
+	 * committed on each topic, and send it first to each subscriber
+	 * that asks (MSGA_SUB_LAST_VALUE) when it subscribes (msgaccel(7),
+	 * LAST VALUE). Bounded: one message per topic, and only messages of
+	 * at most MSGA_FRAG_MAX bytes are kept (a larger one forgets the
+	 * topic's value), so at most MSGA_PUB_TOPICS_MAX * MSGA_FRAG_MAX
+	 * bytes (about 4 MiB), allocated per topic as it is used. Costs one
+	 * copy per message sent. mcast:// and ud://: needs
+	 * MSGA_PUB_RELIABLE (else -EINVAL), whose retransmit buffer serves
+	 * a late joiner's last message; no copy is kept.
+	 */
+	MSGA_PUB_LAST_VALUE = 1u << 4,
 };
 
 /** Attributes for msga_pub_create(). Zero-fill, then set .size. */
@@ -695,6 +714,19 @@ enum msga_sub_flags {
 	 * that fails or ends is gone, as before 0.10.
 	 */
 	MSGA_SUB_NO_RECONNECT = 1u << 9,
+	/*
+	 * Since 0.12, by address or by name: rdma://: when a connection
+	 * subscribes, first deliver each matching topic's last value from a
+	 * MSGA_PUB_LAST_VALUE publisher, flagged MSGA_MSG_LAST_VALUE, then
+	 * the topic's live stream from the next seq on, with no gap and no
+	 * duplicate at the seam; again after each reconnection. A publisher
+	 * without the option, or before 0.12, sends the live stream only.
+	 * mcast://, ud://: a history of one (history = 1) from a
+	 * MSGA_PUB_RELIABLE publisher, flagged the same way, while its
+	 * retransmit buffer holds it (else MSGA_EVENT_LOSS). Not with
+	 * history or history_from (-EINVAL).
+	 */
+	MSGA_SUB_LAST_VALUE = 1u << 10,
 };
 
 /** Attributes for msga_sub_create(). Zero-fill, then set .size. */

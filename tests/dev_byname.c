@@ -274,3 +274,66 @@ Test(byname, documented_errors_and_disconnect, .timeout = 240)
 	msga_ctx_close(c[0]);
 }
 
+
+/* A subscriber by name's last values (0.12): what it got, in order. */
+struct lv_log {
+	uint64_t seq[16];
+	uint32_t flags[16];
+	int n;
+};
+
+static void lv_on_msg(const struct msga_msg *m, void *user)
+{
+	struct lv_log *l = user;
+
+	if (l->n < 16) {
+		l->seq[l->n] = m->seq;
+		l->flags[l->n] = m->flags;
+	}
+	l->n++;
+}
+
+/*
+ * MSGA_SUB_LAST_VALUE passes through topic:// to the rdma:// connection
+ * it makes: a publisher that kept md.lv's last message (seq 5) sends it
+ * first, flagged, then 6.. live, with nothing before or between.
+ */
+Test(byname, last_value_by_name, .timeout = 240)
+{
+	char g[64];
+	struct msga_ctx *c[2];
+	struct dp_rec pev = { 0 };
+	struct lv_log l = { 0 };
+	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = "md.*",
+				    .flags = MSGA_SUB_LAST_VALUE,
+				    .on_msg = lv_on_msg, .user = &l };
+	struct msga_pub *pub;
+	struct msga_sub *sub;
+	volatile int *n = &l.n;
+	uint32_t t;
+
+	c[0] = open_res(group(g, sizeof(g), 4), MSGA_RESOLVER_ADVERTISE);
+	c[1] = open_res(g, 0);
+	pub = dp_pub_at(c[0], dp_uri(0), MSGA_PUB_LAST_VALUE, &pev);
+	cr_assert_eq(msga_pub_topic(pub, "md.lv", &t), 0);
+	for (uint64_t s = 1; s <= 5; s++)
+		dp_send(pub, t, s, 64, c, 2);
+	cr_assert_eq(msga_sub_create(c[1], &sa, &sub), 0);
+	cr_assert_eq(msga_sub_connect(sub, "topic://", NULL), 0, "%s",
+		     msga_ctx_last_error(c[1]));
+	cr_assert(until(c, 2, n, 1), "no last value");
+	for (uint64_t s = 6; s <= 8; s++)
+		dp_send(pub, t, s, 64, c, 2);
+	cr_assert(until(c, 2, n, 4));
+	dp_poll_until(c, 2, n, 5, 100);
+	cr_expect_eq(l.n, 4);
+	cr_expect_eq(l.seq[0], 5);
+	cr_expect_eq(l.flags[0], MSGA_MSG_LAST_VALUE);
+	for (int i = 1; i < 4; i++) {
+		cr_expect_eq(l.seq[i], (uint64_t)(5 + i));
+		cr_expect_eq(l.flags[i], 0);
+	}
+	msga_pub_destroy(pub);
+	msga_ctx_close(c[1]);
+	msga_ctx_close(c[0]);
+}

@@ -27,6 +27,7 @@
 #define G_CHECK "mcast://239.255.13.4"
 #define G_LATE "mcast://239.255.13.5"
 #define G_OOO "mcast://239.255.13.8"
+#define G_LAST "mcast://239.255.13.9"
 
 /* A subscriber's view: messages in order (dp_rec, strict) and events. */
 struct rv {
@@ -341,6 +342,62 @@ Test(recovery, a_late_joiner_gets_its_history_then_the_live_stream,
 }
 
 /*
+ * Last value over multicast (0.12): MSGA_SUB_LAST_VALUE is a history of
+ * one from a reliable publisher, flagged MSGA_MSG_LAST_VALUE: a late
+ * joiner of an idle stream gets seq 100 flagged, then 101.. live, once
+ * each; a plain late joiner gets the live stream only, unflagged.
+ */
+static uint64_t lv_flagged_seq;
+static int lv_flagged;
+
+static void lv_on_msg(const struct msga_msg *m, void *user)
+{
+	if (m->flags & MSGA_MSG_LAST_VALUE) {
+		lv_flagged++;
+		lv_flagged_seq = m->seq;
+	}
+	rv_on_msg(m, user);
+}
+
+Test(recovery, last_value_then_live_over_multicast, .timeout = 120)
+{
+	struct rv lv = { 0 }, plain = { 0 };
+	struct msga_sub_attr a = { .size = sizeof(a),
+				   .flags = MSGA_SUB_LAST_VALUE,
+				   .pattern = "rv.x", .on_msg = lv_on_msg,
+				   .on_event = rv_on_event, .user = &lv };
+	struct rig g;
+
+	if (dp_iwarp_refuses(G_LAST))
+		return;
+	lv_flagged = 0;
+	rig_up(&g, G_LAST, 0);
+	send_range(g.pub, g.t, 1, 100, g.ctx, 1);
+	cr_assert_eq(msga_sub_create(g.ctx[1], &a, &lv.sub), 0);
+	rv_sub(g.ctx[1], 0, &plain);
+	plain.rec.strict = 0;
+	rv_join(&lv, G_LAST, g.ctx);
+	rv_join(&plain, G_LAST, g.ctx);
+	/* the stream is idle: its heartbeat says 100 is its last */
+	dp_wait_total(g.ctx, 2, &lv.rec, lv.sub, 1);
+	send_range(g.pub, g.t, 101, 120, g.ctx, 2);
+	dp_wait_total(g.ctx, 2, &lv.rec, lv.sub, 21);
+	dp_wait_total(g.ctx, 2, &plain.rec, plain.sub, 20);
+	poll_quiet(g.ctx, 300);
+	cr_expect_eq(lv_flagged, 1, "one last value");
+	cr_expect_eq(lv_flagged_seq, 100);
+	cr_expect_eq(lv.first_seq, 100, "the last value first");
+	cr_expect_eq(lv.rec.total, 21, "nothing twice");
+	cr_expect_eq(lv.out_of_order, 0);
+	cr_expect_eq(plain.first_seq, 101, "live only");
+	cr_expect_eq(plain.rec.total, 20);
+	cr_expect_eq(lv.losses + lv.gaps + plain.losses + plain.gaps, 0);
+	cr_expect_eq(lv.rec.bad + plain.rec.bad, 0, "%s%s", lv.rec.first_bad,
+		     plain.rec.first_bad);
+	rig_down(&g);
+}
+
+/*
  * The same over unicast UD (ud://): the subscriber NAKs the publisher it
  * subscribed to, and the resends come to it alone.
  */
@@ -419,8 +476,9 @@ Test(recovery, documented_errors, .timeout = 60)
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
 	/*
-	 * the age bound (0.9) is an option, and so is reconnect's opt-out
-	 * (0.10, the bit after it); the next bit is not one
+	 * the age bound (0.9) is an option, and so are reconnect's opt-out
+	 * (0.10, the bit after it) and the last value (0.12, the next);
+	 * the bit after that is not one
 	 */
 	sa.flags = MSGA_SUB_RECOVERY_BOUND;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
@@ -428,7 +486,10 @@ Test(recovery, documented_errors, .timeout = 60)
 	sa.flags = MSGA_SUB_NO_RECONNECT;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	msga_sub_destroy(sub);
-	sa.flags = MSGA_SUB_NO_RECONNECT << 1;
+	sa.flags = MSGA_SUB_LAST_VALUE;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	msga_sub_destroy(sub);
+	sa.flags = MSGA_SUB_LAST_VALUE << 1;
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL);
 	msga_ctx_close(ctx);
 }

@@ -877,3 +877,213 @@ Test(pubsub, large_claim_shrunk_to_nothing_arrives_send_recv, .timeout = 60)
 {
 	large_claim_shrunk_to_nothing(MSGA_SUB_NO_RING);
 }
+
+/* ------------------------------------------------ last value (0.12) */
+
+#define LV_TOPICS 4
+
+/* Per topic: the last value (if any) first, then seq + 1, + 2, ... */
+struct lv_rec {
+	uint64_t lv_seq[LV_TOPICS], first[LV_TOPICS], last[LV_TOPICS];
+	uint64_t n[LV_TOPICS], lv[LV_TOPICS];
+	int bad;
+	char why[200];
+};
+
+static void lv_bad(struct lv_rec *r, const char *what,
+		   const struct msga_msg *m)
+{
+	if (!r->bad++)
+		snprintf(r->why, sizeof(r->why), "%s: topic %u seq %llu flags "
+			 "%#x (last %llu)", what, m->topic_id,
+			 (unsigned long long)m->seq, m->flags,
+			 (unsigned long long)(m->topic_id < LV_TOPICS ?
+					      r->last[m->topic_id] : 0));
+}
+
+static void lv_on_msg(const struct msga_msg *m, void *user)
+{
+	struct lv_rec *r = user;
+	uint32_t t = m->topic_id;
+
+	if (t >= LV_TOPICS)
+		return lv_bad(r, "unknown topic", m);
+	if (dp_check(m->data, m->len, t, m->seq))
+		lv_bad(r, "payload", m);
+	if (m->flags & MSGA_MSG_LAST_VALUE) {
+		if (r->n[t])
+			lv_bad(r, "last value after the live stream", m);
+		r->lv[t]++;
+		r->lv_seq[t] = m->seq;
+	} else if (r->n[t] && m->seq != r->last[t] + 1) {
+		lv_bad(r, "gap or duplicate", m);
+	}
+	if (!r->n[t])
+		r->first[t] = m->seq;
+	r->last[t] = m->seq;
+	r->n[t]++;
+}
+
+static struct msga_sub *lv_sub(struct msga_ctx *ctx, const char *pattern,
+			       uint32_t flags, struct lv_rec *r)
+{
+	struct msga_sub_attr a = { .size = sizeof(a), .flags = flags,
+				   .pattern = pattern, .on_msg = lv_on_msg,
+				   .user = r };
+	struct msga_sub *sub = NULL;
+
+	cr_assert_eq(msga_sub_create(ctx, &a, &sub), 0, "%s",
+		     msga_ctx_last_error(ctx));
+	return sub;
+}
+
+/* msga_pub_send (the solo ring's short record or an inline post) */
+static void lv_send(struct msga_pub *pub, struct msga_ctx *ctx, uint32_t t,
+		    uint64_t seq)
+{
+	char buf[MSG];
+	uint64_t end = dp_now_ms() + 20000;
+	int ret;
+
+	dp_fill(buf, sizeof(buf), t, seq);
+	while ((ret = msga_pub_send(pub, t, buf, sizeof(buf))) == -EAGAIN) {
+		cr_assert_lt(dp_now_ms(), end, "back-pressured for 20 s");
+		msga_ctx_poll(ctx, 64);
+	}
+	cr_assert_geq(ret, 0, "msga_pub_send = %d", ret);
+}
+
+/*
+ * Issue 37 item 4 over RC: topics md.A, md.B, fx.C and md.big have a
+ * history; two late subscribers to md.* join while the publisher keeps
+ * sending, one asking for last values. It gets md.A's and md.B's last
+ * value first, flagged, then every later message once, in order; none
+ * for fx.C (not matched) nor md.big (its last message was larger than a
+ * kept value: forgotten, never a stale one). The other gets no last
+ * value at all.
+ */
+static void last_value_then_live(uint32_t sub_flags)
+{
+	static struct lv_rec with, without;
+	static struct dp_rec ev;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub *pub = dp_pub(ctx, MSGA_PUB_LAST_VALUE, &ev);
+	uint32_t a = topic(pub, "md.A"), b = topic(pub, "md.B");
+	uint32_t c = topic(pub, "fx.C"), big = topic(pub, "md.big");
+	struct msga_sub *s_with, *s_without;
+	char uri[96];
+	uint64_t seq = 0, end;
+
+	memset(&with, 0, sizeof(with));
+	memset(&without, 0, sizeof(without));
+	cr_assert(a == 0 && b == 1 && c == 2 && big == 3);
+	for (seq = 1; seq <= 20; seq++) {
+		dp_send(pub, a, seq, MSG, &ctx, 1);
+		lv_send(pub, ctx, b, seq);
+		dp_send(pub, c, seq, MSG, &ctx, 1);
+	}
+	dp_send(pub, big, 1, MSG, &ctx, 1);
+	dp_send(pub, big, 2, 3 * MSGA_FRAG_MAX, &ctx, 1);
+	s_with = lv_sub(ctx, "md.*", sub_flags | MSGA_SUB_LAST_VALUE, &with);
+	s_without = lv_sub(ctx, "md.*", sub_flags, &without);
+	snprintf(uri, sizeof(uri), "%s", dp_uri((uint16_t)msga_pub_port(pub)));
+	cr_assert_geq(dp_connect_id(s_with, uri), 0);
+	cr_assert_geq(dp_connect_id(s_without, uri), 0);
+	/* the join happens while the feed goes on */
+	end = dp_now_ms() + 10000;
+	for (int after = 0; after < 20; seq++) {
+		dp_send(pub, a, seq, MSG, &ctx, 1);
+		lv_send(pub, ctx, b, seq);
+		dp_send(pub, c, seq, MSG, &ctx, 1);
+		msga_ctx_poll(ctx, 64);
+		after += msga_pub_subscribers(pub) == 2;
+		cr_assert_lt(dp_now_ms(), end, "%d subscribers after 10 s: %s",
+			     msga_pub_subscribers(pub),
+			     msga_ctx_last_error(ctx));
+	}
+	seq--; /* the last sent */
+	for (uint64_t s = 3; s <= 5; s++)
+		dp_send(pub, big, s, MSG, &ctx, 1);
+	cr_assert(dp_poll_until64(&ctx, 1, &with.last[big], 5, 10000));
+	cr_assert(dp_poll_until64(&ctx, 1, &with.last[a], seq, 10000));
+	cr_assert(dp_poll_until64(&ctx, 1, &with.last[b], seq, 10000));
+	cr_assert(dp_poll_until64(&ctx, 1, &without.last[big], 5, 10000));
+	cr_assert(dp_poll_until64(&ctx, 1, &without.last[b], seq, 10000));
+	for (int i = 0; i < 20; i++)
+		msga_ctx_poll(ctx, 64);
+	cr_expect_eq(with.bad, 0, "%s", with.why);
+	cr_expect_eq(without.bad, 0, "%s", without.why);
+	for (uint32_t t = a; t <= b; t++) {
+		cr_expect_eq(with.lv[t], 1, "topic %u: one last value", t);
+		cr_expect_eq(with.first[t], with.lv_seq[t],
+			     "topic %u: the last value comes first", t);
+		cr_expect_geq(with.lv_seq[t], 20, "topic %u: sent before the "
+			      "join, so at least 20", t);
+		cr_expect_eq(with.n[t], seq - with.lv_seq[t] + 1,
+			     "topic %u: seq %llu..%llu once each", t,
+			     (unsigned long long)with.lv_seq[t],
+			     (unsigned long long)seq);
+		cr_expect_eq(without.lv[t], 0);
+		cr_expect_gt(without.first[t], 20, "live only");
+	}
+	cr_expect_eq(with.n[c], 0, "fx.C does not match");
+	cr_expect_eq(with.lv[big], 0, "a value over MSGA_FRAG_MAX is not kept");
+	cr_expect_eq(with.first[big], 3, "live from the next message");
+	cr_expect_eq(with.n[big], 3);
+	cr_expect_eq(without.first[big], 3);
+	msga_ctx_close(ctx);
+}
+
+DP_TEST_RC_PATHS(pubsub, last_value_then_live_ring,
+		 last_value_then_live_send_recv, last_value_then_live, 120)
+
+/*
+ * The documented refusals (msga_pub_create(3), msga_sub_create(3)), and a publisher without MSGA_PUB_LAST_VALUE,
+ * which sends the live stream only (as one before 0.12 does).
+ */
+Test(pubsub, last_value_errors_and_a_publisher_that_keeps_none,
+     .timeout = 60)
+{
+	static struct lv_rec r;
+	static struct dp_rec ev;
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_pub_attr pa = { .size = sizeof(pa),
+				    .flags = MSGA_PUB_LAST_VALUE,
+				    .uri = "mcast://239.1.2.3" };
+	struct msga_sub_attr sa = { .size = sizeof(sa),
+				    .flags = MSGA_SUB_LAST_VALUE,
+				    .pattern = "*", .on_msg = lv_on_msg,
+				    .user = &r, .history = 1 };
+	struct msga_pub *pub = NULL;
+	struct msga_sub *sub = NULL;
+	uint32_t t;
+
+	memset(&r, 0, sizeof(r));
+	/* (checked before the transport: iWARP's refusal comes after) */
+	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL,
+		     "mcast:// without MSGA_PUB_RELIABLE");
+	cr_expect_null(pub);
+	pa.uri = dp_ud_uri(0);
+	cr_expect_eq(msga_pub_create(ctx, &pa, &pub), -EINVAL,
+		     "ud:// without MSGA_PUB_RELIABLE");
+	cr_expect_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL, "history");
+	sa.history = 0;
+	sa.history_from = 5;
+	cr_expect_eq(msga_sub_create(ctx, &sa, &sub), -EINVAL,
+		     "history_from");
+	sa.history_from = 0;
+	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
+	pub = dp_pub(ctx, 0, &ev);
+	t = topic(pub, "x");
+	for (uint64_t s = 1; s <= 5; s++)
+		dp_send(pub, t, s, MSG, &ctx, 1);
+	dp_connect(sub, pub, &ctx, 1, 1);
+	for (uint64_t s = 6; s <= 10; s++)
+		dp_send(pub, t, s, MSG, &ctx, 1);
+	cr_assert(dp_poll_until64(&ctx, 1, &r.last[0], 10, 10000));
+	cr_expect_eq(r.bad, 0, "%s", r.why);
+	cr_expect_eq(r.lv[0], 0, "a publisher that keeps none sends none");
+	cr_expect_eq(r.first[0], 6);
+	cr_expect_eq(r.n[0], 5);
+	msga_ctx_close(ctx);
+}

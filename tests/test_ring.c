@@ -738,6 +738,13 @@ Test(ring, heads_round_trip_and_only_ring_types_are_taken)
 	h = (struct msga__wire_hdr){ .type = MSGA__W_BYE };
 	cr_assert_eq(head_round_trip(&h, MSGA__RING_HEAD, 0, &o, &pl), 0);
 	cr_assert(o.type == MSGA__W_BYE && !o.seq && !o.len);
+	/* a topic's last value (0.12): whole, its seq explicit, and it does
+	 * not move the topic's implicit numbering (only DATA does) */
+	h = (struct msga__wire_hdr){ .type = MSGA__W_LAST_VALUE, .topic = 2,
+				     .seq = 77, .len = 5 };
+	cr_assert_eq(head_round_trip(&h, MSGA__RING_HEAD, 5, &o, &pl), 0);
+	cr_assert(o.type == MSGA__W_LAST_VALUE && o.seq == 77 &&
+		  o.topic == 2 && o.len == 5 && !o.flags);
 	h = (struct msga__wire_hdr){ .type = MSGA__W_TOPIC, .topic = 2,
 				     .len = 5 };
 	h.type = MSGA__W_SUBSCRIBE;

@@ -105,6 +105,50 @@ Test(wire, bye)
 	cr_expect_eq(check(&h, 0), -EPROTO, "BYE with an offset");
 }
 
+/* LAST_VALUE (0.12): one whole message; SUBSCRIBE's WANT_LV asks for it. */
+Test(wire, last_value)
+{
+	static const struct {
+		struct msga__wire_hdr h;
+		size_t payload;
+		int ret;
+		const char *why;
+	} cases[] = {
+		{ { .type = MSGA__W_LAST_VALUE, .topic = 3, .seq = 42, .len = 10 },
+		  10, 0, "a value" },
+		{ { .type = MSGA__W_LAST_VALUE, .topic = 3, .seq = 42, .len = 10 },
+		  9, -EPROTO, "length is the payload" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1 }, 0, 0, "empty" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1, .len = MSGA_FRAG_MAX },
+		  MSGA_FRAG_MAX, 0, "one fragment" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1,
+		    .len = MSGA_FRAG_MAX + 1 },
+		  MSGA_FRAG_MAX + 1, -EPROTO, "one record at most" },
+		{ { .type = MSGA__W_LAST_VALUE, .len = 10 }, 10, -EPROTO,
+		  "a value has a real seq" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1, .len = 10,
+		    .flags = MSGA__WF_FIRST | MSGA__WF_LAST },
+		  10, -EPROTO, "no flags" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1, .len = 10, .off = 1 },
+		  10, -EPROTO, "no offset" },
+		{ { .type = MSGA__W_LAST_VALUE, .seq = 1, .len = 10,
+		    .topic = MSGA_PUB_TOPICS_MAX },
+		  10, -EPROTO, "topic out of range" },
+		{ { .type = MSGA__W_SUBSCRIBE, .len = 4,
+		    .flags = MSGA__WF_WANT_LV }, 4, 0, "WANT_LV" },
+		{ { .type = MSGA__W_SUBSCRIBE, .len = 4 }, 4, 0,
+		  "without the request, as before" },
+		{ { .type = MSGA__W_SUBSCRIBE, .len = 4,
+		    .flags = MSGA__WF_WANT_LV | MSGA__WF_FIRST },
+		  4, -EPROTO, "unknown SUBSCRIBE flag" },
+	};
+
+	cr_expect_eq(MSGA__W_LAST_VALUE, 9);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(check(&cases[i].h, cases[i].payload), cases[i].ret,
+			     "%s", cases[i].why);
+}
+
 Test(wire, control_messages)
 {
 	struct msga__wire_hdr h = { .type = MSGA__W_CREDIT };

@@ -237,7 +237,8 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 		*pubp = NULL;
 	if (!ctx || !attr || !pubp || attr->size < PUB_ATTR_MIN_SIZE ||
 	    (attr->flags & ~(uint32_t)(MSGA_PUB_BLOCK | MSGA_PUB_RELIABLE |
-				       MSGA_PUB_MAC | MSGA_PUB_NO_COALESCE)))
+				       MSGA_PUB_MAC | MSGA_PUB_NO_COALESCE |
+				       MSGA_PUB_LAST_VALUE)))
 		return -EINVAL;
 	if (PUB_ATTR_HAS(attr, reserved) || PUB_ATTR_HAS(attr, reserved3))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: a "
@@ -251,12 +252,24 @@ MSGA_API int msga_pub_create(struct msga_ctx *ctx,
 				      "linger_ms %u is above %u",
 				      attr->linger_ms, MSGA_LINGER_MAX_MS);
 	ops = pub_ops_for(attr->uri);
+	/* (datagrams: the retransmit buffer serves a late joiner's last
+	 * message, msgaccel(7) LAST VALUE) */
+	if ((attr->flags & MSGA_PUB_LAST_VALUE) && ops != &msga__rc_pub_ops &&
+	    !(attr->flags & MSGA_PUB_RELIABLE))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_pub_create: "
+				      "MSGA_PUB_LAST_VALUE over mcast:// or "
+				      "ud:// needs MSGA_PUB_RELIABLE");
 	ret = ops->check(ctx, attr);
 	if (ret)
 		return ret;
 	pub = calloc(1, sizeof(*pub));
 	if (!pub)
 		return -ENOMEM;
+	if ((attr->flags & MSGA_PUB_LAST_VALUE) && ops == &msga__rc_pub_ops &&
+	    !(pub->lv = calloc(1, sizeof(*pub->lv)))) {
+		free(pub);
+		return -ENOMEM;
+	}
 	pub->ops = ops;
 	pub->ctx = ctx;
 	pub->flags = attr->flags;
@@ -348,6 +361,9 @@ static void pub_free(struct msga_pub *pub)
 	free(pub->tx_ref);
 	free(pub->tx_free);
 	free(pub->topics);
+	if (pub->lv)
+		msga__lv_free(pub->lv);
+	free(pub->lv);
 	free(pub);
 }
 
@@ -589,9 +605,17 @@ static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 		    const void *data, size_t len);
 
-/* A message went out (ret: to how many, or -errno): its counters. */
-static int counted(struct msga_pub *pub, size_t len, int ret)
+/*
+ * A message went out on topic (ret: to how many, or -errno): its
+ * counters, and with MSGA_PUB_LAST_VALUE its copy (the transport gave it
+ * its seq). A copy that cannot be made forgets the value (last_value.h):
+ * the message itself went out, so the commit still succeeds.
+ */
+static int counted(struct msga_pub *pub, uint32_t topic, const void *data,
+		   size_t len, int ret)
 {
+	if (ret >= 0 && pub->lv)
+		msga__lv_put(pub->lv, topic, pub->topics[topic].seq, data, len);
 	if (ret >= 0) {
 		pub->st.msgs++;
 		pub->st.bytes += len;
@@ -617,7 +641,7 @@ static int pub_commit(struct msga_pub *pub, struct msga_claim *claim)
 	ret = pub->ops->commit(pub, &mine, slot, slot == CLAIM_BIG);
 	if (ret == MSGA__PUB_AS_SEND)
 		return pub_send(pub, mine.topic_id, NULL, 0);
-	return counted(pub, mine.len, ret);
+	return counted(pub, mine.topic_id, mine.data, mine.len, ret);
 }
 
 /* (a connection that fails here raises its event at once: engine.c) */
@@ -655,8 +679,9 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 	if (pub->claimed)
 		return -EBUSY;
 	ret = room_for(pub, topic_id, len, 0);
-	return ret ? ret : counted(pub, len, pub->ops->commit(pub, &mine,
-							       CLAIM_INLINE, 0));
+	return ret ? ret : counted(pub, topic_id, data, len,
+				   pub->ops->commit(pub, &mine, CLAIM_INLINE,
+						    0));
 }
 
 static int pub_send(struct msga_pub *pub, uint32_t topic_id,
@@ -670,7 +695,7 @@ static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 	ret = pub->ops->send ? pub->ops->send(pub, topic_id, data, len) :
 			       MSGA__PUB_CLAIM;
 	if (ret >= 0)
-		return counted(pub, len, ret);
+		return counted(pub, topic_id, data, len, ret);
 	if (ret == MSGA__PUB_INLINE)
 		return send_inline(pub, topic_id, data, len);
 	ret = msga_pub_claim(pub, topic_id, len, &claim);

@@ -19,6 +19,7 @@
 #include "doorbell.h"
 #include "endpoint.h"
 #include "hold.h"
+#include "last_value.h"
 #include "list.h"
 #include "mcast_map.h"
 #include "reasm.h"
@@ -202,6 +203,8 @@ struct msga_pub {
 	struct msga__export *exp;      /* live counters (stat_export.c) */
 	struct msga__topic *topics;
 	uint32_t ntopics;
+	/* MSGA_PUB_LAST_VALUE (0.12): each topic's last message, or NULL */
+	struct msga__lv_store *lv;
 	/* topic resolution (lib/core/resolver.h): each topic's advert,
 	 * NULL when its context does not advertise */
 	struct msga__tres_adv **adverts;

@@ -100,7 +100,8 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 					MSGA_SUB_OUT_OF_ORDER |
 					MSGA_SUB_REQUIRE_MAC |
 					MSGA_SUB_RECOVERY_BOUND |
-					MSGA_SUB_NO_RECONNECT)) ||
+					MSGA_SUB_NO_RECONNECT |
+					MSGA_SUB_LAST_VALUE)) ||
 	    !attr->on_msg || msga__pattern_check(attr->pattern))
 		return -EINVAL;
 	if ((attr->flags & MSGA_SUB_REQUIRE_MAC) && !ctx->keys)
@@ -117,6 +118,12 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	if (SUB_ATTR_GET(attr, history) && SUB_ATTR_GET(attr, history_from))
 		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: history "
 				      "and history_from are both set");
+	/* and a third (0.12): the last value is history's one message */
+	if ((attr->flags & MSGA_SUB_LAST_VALUE) &&
+	    (SUB_ATTR_GET(attr, history) || SUB_ATTR_GET(attr, history_from)))
+		return msga__ctx_fail(ctx, -EINVAL, "msga_sub_create: "
+				      "MSGA_SUB_LAST_VALUE and history or "
+				      "history_from are both set");
 	ret = recovery_limits(ctx, attr, &ms, &bytes);
 	if (!ret)
 		ret = rx_depth_of(ctx, attr, &rx_depth);
@@ -137,6 +144,9 @@ MSGA_API int msga_sub_create(struct msga_ctx *ctx,
 	sub->ud.recovery_ns = (uint64_t)ms * 1000000u;
 	sub->ud.recovery_bytes = bytes;
 	sub->ud.history = SUB_ATTR_GET(attr, history);
+	/* (datagrams: the last value is a history of one, flagged) */
+	if (attr->flags & MSGA_SUB_LAST_VALUE)
+		sub->ud.history = 1;
 	sub->ud.history_from = SUB_ATTR_GET(attr, history_from);
 	sub->ud.rx_depth = rx_depth;
 	msga__list_init(&sub->rc.conns);

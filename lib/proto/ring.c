@@ -162,7 +162,8 @@ static int long_get(struct msga__ring_reader *r, const uint8_t *p,
 	/* Only what a publisher writes into a ring; a fragment says so. */
 	if (h->type != MSGA__W_DATA && h->type != MSGA__W_TOPIC &&
 	    h->type != MSGA__W_CREDIT && h->type != MSGA__W_REFUSE &&
-	    h->type != MSGA__W_BYE) /* (BYE: 0.10) */
+	    h->type != MSGA__W_BYE && /* (BYE: 0.10) */
+	    h->type != MSGA__W_LAST_VALUE) /* (0.12) */
 		return -EPROTO;
 	if (ext != (h->type == MSGA__W_DATA &&
 		    h->flags != (MSGA__WF_FIRST | MSGA__WF_LAST)))

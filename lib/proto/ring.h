@@ -20,7 +20,8 @@
  *                   extension follows the head, bits 24-27, 29 zero
  *     4  u64 seq    DATA: per-topic sequence; CREDIT: the writer's credit
  *    12  u16 topic
- *    14  u8  type   wire.h's DATA, TOPIC, CREDIT, REFUSE or (0.10) BYE
+ *    14  u8  type   wire.h's DATA, TOPIC, CREDIT, REFUSE, (0.10) BYE or
+ *                   (0.12) LAST_VALUE
  *    15  u8  flags  FIRST, LAST
  *    16  u32 zero
  *    20  [u32 total, u32 off, u64 zero]   EXT only: a fragment's message

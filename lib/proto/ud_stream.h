@@ -64,6 +64,9 @@ struct msga__ustream {
 	/* the owner's: lost messages are recovered (repair.h) */
 	int repaired;
 	int nak_ok;                     /* its publisher answers NAKs */
+	/* the owner's (0.12, MSGA_SUB_LAST_VALUE): the number its history
+	 * of one starts at, flagged when it is the first delivered; 0 none */
+	uint64_t lv_seq;
 	uint64_t recovered, unrecoverable, naks, reads;
 	/* table's own */
 	int used;

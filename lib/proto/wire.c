@@ -64,7 +64,8 @@ int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
 		       h->len == payload ? 0 : -EPROTO;
 	case MSGA__W_SUBSCRIBE: /* a pattern: a name plus maybe a '*' */
 		return h->len >= 1 && h->len <= MSGA_TOPIC_MAX + 1 &&
-		       h->len == payload ? 0 : -EPROTO;
+		       h->len == payload &&
+		       !(h->flags & ~MSGA__WF_WANT_LV) ? 0 : -EPROTO;
 	case MSGA__W_CREDIT:
 		return payload == 0 ? 0 : -EPROTO;
 	case MSGA__W_BATCH:
@@ -78,6 +79,10 @@ int msga__wire_hdr_check(const struct msga__wire_hdr *h, size_t payload)
 	case MSGA__W_BYE: /* nothing but the credit field */
 		return payload == 0 && !h->flags && !h->topic && !h->seq &&
 		       !h->len && !h->off ? 0 : -EPROTO;
+	case MSGA__W_LAST_VALUE: /* a whole message, one record */
+		return h->len == payload && payload <= MSGA_FRAG_MAX &&
+		       !h->flags && !h->off && h->seq &&
+		       h->topic < MSGA_PUB_TOPICS_MAX ? 0 : -EPROTO;
 	default:
 		return -EPROTO;
 	}

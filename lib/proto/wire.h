@@ -4,8 +4,9 @@
  * with a 24-byte header (little-endian), then a payload:
  *
  *   0  u8  type     DATA, TOPIC, SUBSCRIBE, CREDIT, BATCH, AUTH, REFUSE,
- *                   BYE
- *   1  u8  flags    FIRST and LAST fragment bits (DATA)
+ *                   BYE, LAST_VALUE
+ *   1  u8  flags    FIRST and LAST fragment bits (DATA); WANT_LV
+ *                   (SUBSCRIBE, 0.12)
  *   2  u16 topic    publisher's topic id (DATA, TOPIC)
  *   4  u32 credit   receives the sender has re-posted so far (mod 2^32)
  *   8  u64 seq      per-topic sequence (DATA)
@@ -15,6 +16,16 @@
  * A BATCH carries several whole messages in one SEND when the subscriber
  * is behind: after its header come records, each a DATA header with
  * FIRST|LAST (credit 0) and the payload, padded to 8 bytes.
+ *
+ * Last value (0.12, msgaccel(7) LAST VALUE): a subscriber created with
+ * MSGA_SUB_LAST_VALUE sets WANT_LV in its SUBSCRIBE; a publisher created
+ * with MSGA_PUB_LAST_VALUE then sends, right after each matching topic's
+ * TOPIC and before any DATA of it, that topic's kept message as one
+ * LAST_VALUE (topic, seq, len = payload, at most MSGA_FRAG_MAX bytes,
+ * flags and off 0). A publisher before 0.12 never looked at a SUBSCRIBE's
+ * flags, so it ignores WANT_LV: such a subscriber gets the live stream
+ * only. A subscriber that did not ask takes a LAST_VALUE as a protocol
+ * error.
  *
  * Connection private data (connect and accept) carries struct
  * msga__wire_hello so each side knows how many receives the other posted.
@@ -46,11 +57,14 @@ enum msga__wire_type {
 	/* Since 0.10: */
 	MSGA__W_BYE = 8,       /* either way: a clean end, the last message;
 				* every field but credit 0, no payload */
+	/* Since 0.12: */
+	MSGA__W_LAST_VALUE = 9, /* pub -> sub: a topic's last value, whole */
 };
 
 enum msga__wire_flags {
 	MSGA__WF_FIRST = 1u << 0,
 	MSGA__WF_LAST = 1u << 1,
+	MSGA__WF_WANT_LV = 1u << 2, /* SUBSCRIBE: send me last values */
 };
 
 /* Records of a BATCH start on 8-byte boundaries. */

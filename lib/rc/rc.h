@@ -157,6 +157,9 @@ struct msga__conn {
 	/* publisher side */
 	char pattern[MSGA_TOPIC_MAX + 2];
 	uint32_t ann;                  /* topics [0, ann) announced/skipped */
+	/* last value (0.12): the SUBSCRIBE asked for it (and the publisher
+	 * keeps them); topic ann is named, its value still to go */
+	uint8_t want_lv, ann_named;
 	uint64_t match[MSGA_PUB_TOPICS_MAX / 64];
 	uint32_t big_off, big_inflight;
 	int big_active;

@@ -163,7 +163,48 @@ int msga__bat_flush(struct msga__conn *c)
 		.signal = 1 });
 }
 
-/* Tell c the names of the topics it matches, in id order, before data. */
+/*
+ * Topic t's last value to c, which asked for it (0.12), from a send
+ * buffer as a claimed message goes (the store is not registered memory):
+ * 0 sent, or nothing to send; -EAGAIN no room or no send buffer now.
+ */
+static int send_last_value(struct msga_pub *pub, struct msga__conn *c,
+			   uint32_t t)
+{
+	const struct msga__lv_ent *e = msga__lv_get(pub->lv, t);
+	struct msga__wire_hdr h = { .type = MSGA__W_LAST_VALUE,
+				    .topic = (uint16_t)t };
+	uint32_t slot;
+	char *buf;
+	int ret;
+
+	if (!e)
+		return 0;
+	if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c) ||
+	    !pub->tx_nfree)
+		return -EAGAIN;
+	slot = pub->tx_free[--pub->tx_nfree];
+	buf = pub->tx_buf + (size_t)slot * MSGA__DATA_SLOT;
+	memcpy(buf, e->data, e->len);
+	h.seq = e->seq;
+	h.len = e->len;
+	ret = msga__conn_send(c, &(const struct msga__send_desc){
+		.hdr = &h, .ext = buf, .ext_len = e->len,
+		.ext_lkey = pub->tx_mr->lkey, .tag = (int32_t)slot });
+	if (!ret && !c->last_inline)
+		pub->tx_ref[slot]++;
+	if (!pub->tx_ref[slot])
+		msga__pub_slot_put(pub, slot);
+	return ret;
+}
+
+/*
+ * Tell c the names of the topics it matches, in id order, before data;
+ * and each one's last value, if c asked, right after its name. Data of
+ * topic t goes to c only once c->ann is past t (rc_fanout.c), so the
+ * value sent here is the last message committed before c's live stream
+ * of t: no gap and no duplicate at the seam, by construction.
+ */
 int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 {
 	if (c->ann < pub->ntopics)
@@ -174,7 +215,7 @@ int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 					    .topic = (uint16_t)c->ann };
 		int ret;
 
-		if (msga__topic_match(c->pattern, name)) {
+		if (!c->ann_named && msga__topic_match(c->pattern, name)) {
 			/* (can_ctl: a claim's room is not ours to take) */
 			if (!msga__conn_can_data(c) || !msga__conn_can_ctl(c))
 				return -EAGAIN;
@@ -184,7 +225,14 @@ int msga__conn_announce(struct msga_pub *pub, struct msga__conn *c)
 			if (ret)
 				return ret;
 			c->match[c->ann / 64] |= 1ull << (c->ann % 64);
+			c->ann_named = 1;
 		}
+		if (c->ann_named && c->want_lv) {
+			ret = send_last_value(pub, c, c->ann);
+			if (ret)
+				return ret;
+		}
+		c->ann_named = 0;
 		c->ann++;
 	}
 	return 0;
@@ -218,6 +266,8 @@ static int on_subscribe(struct msga__conn *c, const struct msga__wire_hdr *h,
 		return -EPROTO;
 	memcpy(c->pattern, payload, h->len);
 	c->pattern[h->len] = '\0';
+	/* (asked of a publisher that keeps none: the live stream only) */
+	c->want_lv = (h->flags & MSGA__WF_WANT_LV) && c->pub->lv;
 	if (msga__pattern_check(c->pattern))
 		return -EPROTO;
 	ret = msga__rc_authorize(c);

@@ -111,6 +111,10 @@ static int on_established(struct msga__conn *c, const struct rdma_cm_event *ev)
 	if (ret)
 		return ret;
 	h.len = (uint32_t)strlen(c->sub->pattern);
+	/* (0.12: each topic's last value first; an older publisher ignores
+	 * the flag, wire.h) */
+	if (c->sub->flags & MSGA_SUB_LAST_VALUE)
+		h.flags = MSGA__WF_WANT_LV;
 	memcpy(msga__conn_ctl_payload(c), c->sub->pattern, h.len);
 	m.ctl_len = h.len;
 	ret = msga__conn_send(c, &m);

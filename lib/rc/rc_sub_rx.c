@@ -20,12 +20,12 @@
  * in this file: a record's delivery is a call the compiler sees); a
  * topic must be named before its first message, or it is a bad peer.
  */
-static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
-			 uint32_t topic, uint64_t seq, const void *data,
-			 uint32_t len, uint64_t now_ns)
+static int deliver_flagged(struct msga__conn *c, struct msga__rxslot *slot,
+			   uint32_t topic, uint64_t seq, const void *data,
+			   uint32_t len, uint64_t now_ns, uint32_t flags)
 {
 	struct msga_msg msg = {
-		.size = sizeof(msg),
+		.size = sizeof(msg), .flags = flags,
 		.data = data, .len = len, .topic_id = topic,
 		.conn_id = c->id, .seq = seq, .priv_ = slot,
 	};
@@ -42,6 +42,13 @@ static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
 	c->sub->on_msg(&msg, c->sub->user);
 	c->cur = NULL;
 	return 0;
+}
+
+static int deliver_whole(struct msga__conn *c, struct msga__rxslot *slot,
+			 uint32_t topic, uint64_t seq, const void *data,
+			 uint32_t len, uint64_t now_ns)
+{
+	return deliver_flagged(c, slot, topic, seq, data, len, now_ns, 0);
 }
 
 static struct msga__rsbuf *rsbuf_get(struct msga__conn *c)
@@ -174,6 +181,13 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		return reassemble(c, h, payload, plen, now_ns);
 	case MSGA__W_BATCH:
 		return unbatch(c, slot, payload, plen, now_ns);
+	case MSGA__W_LAST_VALUE:
+		/* (0.12) only when asked for (WANT_LV, rc_sub_cm.c); the
+		 * publisher sends it before the topic's live stream */
+		if (!(c->sub->flags & MSGA_SUB_LAST_VALUE))
+			return -EPROTO;
+		return deliver_flagged(c, slot, h->topic, h->seq, payload,
+				       plen, now_ns, MSGA_MSG_LAST_VALUE);
 	default:
 		return -EPROTO;
 	}

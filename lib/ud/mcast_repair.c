@@ -194,8 +194,14 @@ void msga__mrep_begin(struct msga__udep *ep, struct msga__ustream *s,
 		if (s->nak_ok && sub->ud.history_from)
 			next = next < sub->ud.history_from ? next :
 							  sub->ud.history_from;
-		else if (s->nak_ok)
+		else if (s->nak_ok) {
+			uint64_t live = next;
+
 			next = next > sub->ud.history ? next - sub->ud.history : 1;
+			/* (history 1: the message before the live stream) */
+			if ((sub->flags & MSGA_SUB_LAST_VALUE) && next < live)
+				s->lv_seq = next;
+		}
 	} else {
 		next = s->seq.last + 1;
 	}

@@ -225,7 +225,8 @@ void msga__msub_stop(struct msga__udep *ep, int status)
  * Message seq of stream s to the user's callback: in place from the
  * receive ring (slot, which msga_msg_hold() may keep), or from memory of
  * ours (slot NULL: reassembled, or held back for order); flags are
- * msg->flags (MSGA_MSG_OUT_OF_ORDER: mcast_repair.c).
+ * msg->flags (MSGA_MSG_OUT_OF_ORDER: mcast_repair.c; MSGA_MSG_LAST_VALUE
+ * here, for a late joiner's history of one).
  */
 void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 		     struct msga__rxslot *slot, uint64_t seq, const void *data,
@@ -240,6 +241,13 @@ void msga__msub_hand(struct msga__udep *ep, struct msga__ustream *s,
 		.priv_ = slot, .origin = s->origin, .flags = flags,
 	};
 
+	/* (0.12) the last value, if it comes first: a LOSS of it leaves
+	 * the live stream unflagged */
+	if (s->lv_seq) {
+		if (seq == s->lv_seq)
+			msg.flags |= MSGA_MSG_LAST_VALUE;
+		s->lv_seq = 0;
+	}
 	/* (the stream's membership: with A/B lines, not the line's) */
 	s->bytes += len;
 	if (seq > s->last_seq)

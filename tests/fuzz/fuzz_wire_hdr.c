@@ -37,9 +37,10 @@ static int ref_ok(const struct msga__wire_hdr *h, size_t payload)
 	case MSGA__W_TOPIC:
 		return h->len == payload && payload >= 1 &&
 		       payload <= MSGA_TOPIC_MAX;
-	case MSGA__W_SUBSCRIBE:
+	case MSGA__W_SUBSCRIBE: /* (0.12) WANT_LV its only flag */
 		return h->len == payload && payload >= 1 &&
-		       payload <= MSGA_TOPIC_MAX + 1;
+		       payload <= MSGA_TOPIC_MAX + 1 &&
+		       (h->flags | MSGA__WF_WANT_LV) == MSGA__WF_WANT_LV;
 	case MSGA__W_CREDIT:
 		return payload == 0;
 	case MSGA__W_BATCH:
@@ -51,6 +52,10 @@ static int ref_ok(const struct msga__wire_hdr *h, size_t payload)
 	case MSGA__W_BYE: /* (0.10) the credit field alone may be set */
 		return payload == 0 && h->flags == 0 && h->topic == 0 &&
 		       h->seq == 0 && h->len == 0 && h->off == 0;
+	case MSGA__W_LAST_VALUE: /* (0.12) one whole message of a topic */
+		return h->len == payload && payload <= MSGA_FRAG_MAX &&
+		       h->flags == 0 && h->off == 0 && h->seq != 0 &&
+		       h->topic < MSGA_PUB_TOPICS_MAX;
 	default:
 		return 0;
 	}
@@ -65,6 +70,7 @@ static void consume(const struct msga__wire_hdr *h, const uint8_t *payload,
 
 	switch (h->type) {
 	case MSGA__W_DATA:
+	case MSGA__W_LAST_VALUE: /* (off is 0) */
 		msg = malloc(h->len ? h->len : 1);
 		FUZZ_CHECK(msg);
 		if (n)
