@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define MSGA_VERSION_MAJOR 0
-#define MSGA_VERSION_MINOR 11
+#define MSGA_VERSION_MINOR 12
 #define MSGA_VERSION_PATCH 0
 
 /**
