@@ -1032,9 +1032,11 @@ static void old_pair(const char *const *sv, const char *const *cl,
 {
 	struct args ca;
 	/*
-	 * Port 18515 on every address is the host's, not the device's:
-	 * the device loops run at once in the VM (tests/vm/device-tests.sh),
-	 * so the other device's old pairs wait for this one.
+	 * Port 18515 on every address is the host's, not the device's.
+	 * dev_tools runs alone today (DEVICE_TESTS_ALONE, for its CPU-noise
+	 * tests), but should it join the device loops that run at once
+	 * (tests/vm/device-tests.sh), the other device's old pairs wait for
+	 * this one.
 	 */
 	int lock = open("/tmp/msga-dev-tools-old-ofed.lock",
 			O_RDWR | O_CREAT | O_CLOEXEC, 0600);
