@@ -38,6 +38,7 @@ bench_start() {
 	shift 2
 	if [ "${1:-}" = --in-guest ]; then
 		in_guest "$2"
+		sleep 1 # (a guest command that exits right after writing can lose it)
 		exit 0
 	fi
 	out=$(bench_outdir "${1:-}") || exit 1
