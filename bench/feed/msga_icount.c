@@ -154,9 +154,8 @@ static void side_uri(char *buf, size_t n, const struct opts *o, int k)
 	unsigned int a, b, c, d;
 
 	if (is_mcast(o)) {
-		if (sscanf(o->group, "%u.%u.%u.%u", &a, &b, &c, &d) != 4 ||
-		    d + (unsigned int)k > 255)
-			usage_error("-g needs an IPv4 multicast group");
+		/* (checked by parse_opts) */
+		(void)sscanf(o->group, "%u.%u.%u.%u", &a, &b, &c, &d);
 		snprintf(buf, n, "mcast://%u.%u.%u.%u", a, b, c, d + k);
 	} else {
 		snprintf(buf, n, "%s://%s:%d", o->path == P_UD ? "ud" : "rdma",
@@ -444,7 +443,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'g': o->group = optarg; break;
 		case 'd': o->dev = optarg; break;
 		case 'h': usage(); exit(0);
-		default: usage_error("unknown option or missing value");
+		default: {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "%s: unknown option or "
+				 "missing value", argv[optind - 1]);
+			usage_error(msg);
+		}
 		}
 	}
 	if (optind != argc - 1)
@@ -453,6 +458,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->mac && (o->path == P_RING || o->path == P_SENDRECV ||
 		       o->path == P_WRITE))
 		usage_error("--mac: UD paths only (ud, mcast, rmcast)");
+	if (is_mcast(o)) {
+		unsigned int g[4];
+
+		if (sscanf(o->group, "%u.%u.%u.%u", &g[0], &g[1], &g[2],
+			   &g[3]) != 4 || g[0] < 224 || g[0] > 239 ||
+		    g[1] > 255 || g[2] > 255 || g[3] > 254)
+			usage_error("-g: not an IPv4 multicast group with "
+				    "room for GROUP+1");
+	}
 	if (o->path == P_WRITE && !o->pingpong)
 		usage_error("--path write: round trips only (--pingpong)");
 }
