@@ -100,7 +100,6 @@ struct opts {
 	       PUB_ADAPTIVE_EVERY } publish;
 	long more_n;        /* --publish more:N */
 	int pin;            /* --pin auto: each side on a quiet CPU */
-	int yield;          /* --yield: sched_yield() after an empty poll */
 };
 
 /*
@@ -117,19 +116,6 @@ struct side_usage {
 
 /* ---------------------------------------------------------------- utils */
 
-/*
- * --yield, after a poll that handled nothing: let another runnable thread
- * of this CPU run. On a soft device the device is kernel work on the same
- * CPUs (rxe's tasklets, deferred to ksoftirqd under load); with a poller
- * spinning on every CPU, a deferred soft interrupt waits for the
- * scheduler to preempt one, milliseconds (README, "The feed's report
- * card"). A real NIC needs no CPU of ours: spin there.
- */
-static void idle_poll(const struct opts *o, int handled)
-{
-	if (o->yield && handled == 0)
-		sched_yield();
-}
 
 /*
  * Timestamps in ns from the benchmark clock of rdma_lat (perf_clock.h): the
@@ -522,10 +508,8 @@ static int run_consumer(const struct opts *o, int report_fd)
 		wp = open_write_pp(o, 0, consumer_idle);
 	t0 = usage_mark_now();
 	while (!(refl.stop && refl.tail == refl.head) && !refl.ep.peer_gone) {
-		int handled = msga_ctx_poll(refl.ep.ctx, 64);
-
+		msga_ctx_poll(refl.ep.ctx, 64);
 		reflector_drain();
-		idle_poll(o, handled || refl.tail != refl.head);
 		if (wp && !refl.stop && refl.tail == refl.head &&
 		    refl.seen >= (write_blocks + 1) * o->vs_write) {
 			consumer_write_block(wp, o->vs_write);
@@ -684,7 +668,8 @@ static struct step_result run_step(long rate, double seconds, int sample,
 	prod.cur_rate = rate;
 	while (i < count) {
 		uint64_t due = start + i * period, t = now_ns();
-		int handled = msga_ctx_poll(prod.ep.ctx, 64);
+
+		msga_ctx_poll(prod.ep.ctx, 64);
 		if (prod.ep.peer_gone) {
 			r.failure = "consumer disconnected";
 			break;
@@ -693,10 +678,8 @@ static struct step_result run_step(long rate, double seconds, int sample,
 			r.failure = "a message was lost (multicast gap)";
 			break;
 		}
-		if (t < due) {
-			idle_poll(o, handled);
+		if (t < due)
 			continue;
-		}
 		if (t - due > deadline_ns) {
 			r.failure = "producer fell behind its schedule";
 			break;
@@ -716,7 +699,7 @@ static struct step_result run_step(long rate, double seconds, int sample,
 	/* Every message of the step must be reflected within the deadline. */
 	for (uint64_t end = now_ns() + deadline_ns;
 	     !r.failure && prod.last_echo_seq + 1 < *seq;) {
-		idle_poll(o, msga_ctx_poll(prod.ep.ctx, 64));
+		msga_ctx_poll(prod.ep.ctx, 64);
 		if (now_ns() > end)
 			r.failure = "a message was not reflected within the deadline";
 	}
@@ -1355,8 +1338,6 @@ static void usage(void)
 	       "  --json FILE       write results as JSON\n"
 	       "  --pin auto        producer and consumer each on the quietest\n"
 	       "                    allowed CPU, on different cores if any\n"
-	       "  --yield           feed mode: each side yields its CPU after a\n"
-	       "                    poll that found nothing (soft devices)\n"
 	       "  --series FILE     write 'time rate mean max' per 100 ms\n"
 	       "  --clock KIND      auto, tsc or monotonic (auto), as rdma_lat\n"
 	       "  --publish MODE    -n messages as fast as MODE lets them go:\n"
@@ -1445,7 +1426,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "by-name", no_argument, NULL, 'r' },
 		{ "resolver-group", required_argument, NULL, 'o' },
 		{ "pin", required_argument, NULL, 'X' },
-		{ "yield", no_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1480,7 +1460,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'C': o->series = optarg; break;
 		case 'E': publish_arg(o, optarg); break;
 		case 'N': o->no_stats = 1; break;
-		case 'Z': o->yield = 1; break;
 		case 'r': o->by_name = 1; break;
 		case 'o': o->resolver_group = group_arg(optarg); break;
 		case 'g': o->linger = parse_num(optarg, 0, 3600, "--linger"); break;
@@ -1531,8 +1510,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->resolver_group && !o->by_name)
 		usage_error("--resolver-group (only with --by-name)",
 			    o->resolver_group);
-	if (o->yield && (o->pingpong || o->publish))
-		usage_error("--yield (feed mode only)", "--yield");
 	if (o->by_name && o->vs_write)
 		usage_error("--vs-write (not with --by-name)", "--vs-write");
 	if (!o->size)

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # feed_sched.sh [OUT]: where the CPU goes while msga_feed runs near its
 # knee (issue 39 item 5). One VM boot; on rxe0, for each rate in RATES
-# (default "10000 15000 20000 25000 30000") and each mode in MODES
-# ("spin pin yield pin+yield": both sides spinning, with --pin auto, with
-# --yield, with both), one msga_feed step of DURATION (5) seconds after its
+# (default "10000 15000 20000 25000 30000") and each pinning in PINS
+# ("none auto": both sides where the scheduler puts them, or with --pin
+# auto), one msga_feed step of DURATION (5) seconds after its
 # warm-up, while the guest samples, over the step: each side's run time
 # and run-queue wait (/proc/PID/schedstat, all threads), its voluntary and
 # involuntary context switches, the CPU time of the soft-interrupt threads
@@ -18,7 +18,7 @@ set -euo pipefail
 # sum of the fields (run_ns wait_ns) over a process's threads
 proc_sched() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
-		awk '{r += $1; w += $2} END {printf "%d %d", r, w}'
+		awk '{r += $1; w += $2} END {printf "%.0f %.0f", r, w}'
 }
 ctxsw() {
 	awk '/^voluntary_ctxt/ {v = $2} /^nonvoluntary_ctxt/ {n = $2}
@@ -27,7 +27,7 @@ ctxsw() {
 # ksoftirqd threads: run_ns wait_ns summed
 ksoft_sched() {
 	for p in $(pgrep ksoftirqd); do cat /proc/"$p"/schedstat; done |
-		awk '{r += $1; w += $2} END {printf "%d %d", r, w}'
+		awk '{r += $1; w += $2} END {printf "%.0f %.0f", r, w}'
 }
 # jiffies summed over the CPUs: user+nice system softirq idle
 cpu_stat() {
@@ -47,12 +47,11 @@ in_guest() {
 	local tsv=$out/sched.tsv
 	uname -r; nproc
 	ps -eo pid,comm | grep -E 'ksoftirqd|rxe' || true
-	printf 'mode\trate\tmedian_us\tp99_us\tprod_run%%\tprod_wait%%\tprod_nvcsw\tcons_run%%\tcons_wait%%\tcons_nvcsw\tksoftirqd_run%%\tksoftirqd_wait%%\tuser%%\tsys%%\tsoftirq%%\tidle%%\tnet_rx/s\ttasklet/s\n' >"$tsv"
-	for pin in ${MODES:-spin pin yield pin+yield}; do
+	printf 'pin\trate\tmedian_us\tp99_us\tprod_run%%\tprod_wait%%\tprod_nvcsw\tcons_run%%\tcons_wait%%\tcons_nvcsw\tksoftirqd_run%%\tksoftirqd_wait%%\tuser%%\tsys%%\tsoftirq%%\tidle%%\tnet_rx/s\ttasklet/s\n' >"$tsv"
+	for pin in ${PINS:-none auto}; do
 		for rate in ${RATES:-10000 15000 20000 25000 30000}; do
 			local pa="" j=$out/feed-$pin-$rate.json
-			case $pin in *pin*) pa="--pin auto" ;; esac
-			case $pin in *yield*) pa="$pa --yield" ;; esac
+			[ "$pin" = auto ] && pa="--pin auto"
 			"$feed" $pa --base "$rate" --max-rate "$rate" \
 				--duration "${DURATION:-5}" --deadline 5 \
 				--json "$j" "$addr" >"$out/feed-$pin-$rate.txt" 2>&1 &
@@ -69,11 +68,16 @@ in_guest() {
 			a=$(snap "$fp" "$cp")
 			sleep 2
 			b=$(snap "$fp" "$cp")
+			# a side gone before the second sample (the step
+			# failed early) leaves nothing to compare: NA
+			[ -d /proc/"$cp" ] || b=""
 			wait "$fp" || echo "feed $pin $rate failed"
 			echo "$a" >"$out/snap-$pin-$rate.a"
 			echo "$b" >"$out/snap-$pin-$rate.b"
 			med=$(jq -r '.steps[-1].supply_to_receive.median_us' "$j" 2>/dev/null || echo NA)
 			p99=$(jq -r '.steps[-1].supply_to_receive.p99_us' "$j" 2>/dev/null || echo NA)
+			[ -n "$b" ] || { printf '%s\t%s\tNA (the step ended before the second sample)\n' \
+				"$pin" "$rate" >>"$tsv"; continue; }
 			echo "$a" "$b" | awk -v pin="$pin" -v rate="$rate" \
 				-v med="$med" -v p99="$p99" '{
 				n = 17; dt = ($(n+1) - $1);
@@ -95,6 +99,6 @@ in_guest() {
 
 bench_start feed_sched "$builddir/bench/msga_feed" "$@"
 bench_in_vm feed_sched "$out" 1500 "$bench_src/bench/scripts/feed_sched.sh" \
-	MODES="${MODES:-spin pin yield pin+yield}" \
+	PINS="${PINS:-none auto}" \
 	RATES="${RATES:-10000 15000 20000 25000 30000}" DURATION="${DURATION:-5}"
 column -t -s "$(printf '\t')" "$out/sched.tsv"
