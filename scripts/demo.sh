@@ -6,10 +6,12 @@
 #      device is and pings 64 B over an RC queue pair (msga_ping);
 #   2. on soft-RoCE, runs the STAC-N1-style feed benchmark (msga_feed):
 #      232 B messages, producer -> reflecting consumer over pub/sub, the rate
-#      stepping up until a failure event. The report card gives
-#      SendToReceive and SupplyToReceive RTT/2 per rate, the highest rate
-#      without a failure, and CPU and peak RSS of both sides;
-#   3. draws demo-results/feed.png: latency against rate, and over time.
+#      stepping up until a failure event after a one-second warm-up that is
+#      not counted. The report card gives SendToReceive and SupplyToReceive
+#      RTT/2 per rate, the highest rate without a failure, the
+#      latency-stable rate, and CPU and peak RSS of both sides;
+#   3. draws demo-results/feed.png: latency against rate (the
+#      latency-stable rate marked), and over time.
 # The defaults are scaled to the emulated VM; MSGA_FEED_ARGS overrides them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

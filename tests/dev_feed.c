@@ -83,18 +83,66 @@ Test(feed, pingpong_json_is_consistent)
 		    ".producer.cpu_noise.run_ns >= 300000000");
 }
 
-Test(feed, stepped_feed_json_is_consistent)
+/*
+ * The latency-stable rate (issue 39): present, one of the passed steps'
+ * rates (or 0), never above the max rate without failure, and what the
+ * steps' SupplyToReceive figures give by msga_feed(1)'s rule: the
+ * reference is the lower of the first two passed steps' figures, and every
+ * step up to the stable rate is within 1.5x / 3x of it.
+ */
+static void expect_stable_rate_consistent(const char *txt)
 {
 	char cmd[1024];
 
+	expect_json(".stable_rate >= 0 and .stable_rate <= .max_rate");
+	expect_json(".stable_rate as $k | $k == 0 or any(.steps[]; .rate == $k"
+		    " and .failure == null)");
+	expect_json(".stable.latency == \"supply_to_receive\" and "
+		    ".stable.median_factor == 1.5 and .stable.p99_factor == 3");
+	expect_json("[.steps[:2][] | select(.failure == null)] as $r | "
+		    ".stable.ref_steps == ($r | length) and "
+		    "(($r | length) == 0 or "
+		    "((.stable.ref_median_us - ($r | map(.supply_to_receive"
+		    ".median_us) | min) | fabs) < 0.001 and "
+		    "(.stable.ref_p99_us - ($r | map(.supply_to_receive"
+		    ".p99_us) | min) | fabs) < 0.001))");
+	expect_json(".stable as $s | .stable_rate as $k | all(.steps[]; "
+		    ".rate > $k or (.supply_to_receive.median_us <= "
+		    "1.5 * $s.ref_median_us + 0.001 and "
+		    ".supply_to_receive.p99_us <= 3 * $s.ref_p99_us + 0.001))");
+	/* the step after it, if any, is the one named as breaking it */
+	expect_json(".stable_rate as $k | [.steps[] | select(.rate > $k)] as "
+		    "$up | ($up | length) == 0 or .stable.broken_at == "
+		    "$up[0].rate");
+	/* the text says the same rate */
+	snprintf(cmd, sizeof(cmd), "grep -q \"^# latency-stable rate: "
+		 "$(jq -r .stable_rate %s) msg/s\" %s", json_path, txt);
+	cr_expect_eq(run(cmd), 0, "no latency-stable line matching the JSON");
+}
+
+Test(feed, stepped_feed_json_is_consistent)
+{
+	char cmd[1024], txt[64];
+
+	snprintf(txt, sizeof(txt), "/tmp/msga-feed-%d.txt", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "timeout 240 %s --base 100 --step 100 "
 		 "--max-rate 200 --duration 0.5 --deadline 5 -p 18620 "
-		 "--json %s %s", feed_bin(), json_path, devtest_env()->addr);
+		 "--json %s %s >%s", feed_bin(), json_path,
+		 devtest_env()->addr, txt);
 	cr_assert_eq(run(cmd), 0, "%s failed", cmd);
 	expect_json(".mode == \"feed\" and .size == 232");
 	expect_json("(.steps | length) >= 1");
-	/* 100 msg/s for 0.5 s: every message echoed and sampled. */
+	/*
+	 * The default warm-up: 1 s at the first rate, every message of it
+	 * reflected (a failure would have ended the run before a step)...
+	 */
+	expect_json(".warmup.seconds == 1 and .warmup.rate == 100 and "
+		    ".warmup.messages == 100 and .warmup.failure == null");
+	/* ...and none counted: 100 msg/s for 0.5 s, every message echoed
+	 * and sampled, no more. */
 	expect_json(".steps[0].rate == 100 and .steps[0].send_to_receive.count == 50");
+	expect_stable_rate_consistent(txt);
+	unlink(txt);
 	expect_json("all(.steps[]; .send_to_receive.median_us <= .send_to_receive.p99_us"
 		    " and .send_to_receive.p99_us <= .send_to_receive.max_us)");
 	/* Supply time is never later than send time. */

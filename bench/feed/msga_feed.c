@@ -13,9 +13,15 @@
  *
  * The rate steps up (--base, --step, --duration) until a failure event: a
  * message not reflected within --deadline, or a producer that falls more
- * than --deadline behind its schedule. The report card gives, per rate,
+ * than --deadline behind its schedule. Before the first step, --warmup
+ * seconds at the first step's rate run the same way but are not counted:
+ * the first messages of a run pay for cold caches, page faults and the
+ * connection's first credits, and on 2026-11-27 the lowest step carried
+ * the run's worst tail. The report card gives, per rate,
  * mean/median/p99/max/stdev of both latencies, the highest rate without a
- * failure, and each side's CPU use and peak RSS (VmHWM).
+ * failure, the latency-stable rate (feed_stable.h: the highest step whose
+ * SupplyToReceive median and p99 stay within 1.5x and 3x of the first
+ * steps'), and each side's CPU use and peak RSS (VmHWM).
  *
  * --pingpong is the latency mode: one message in flight, -n round trips,
  * perftest-style columns (RTT/2): the pub/sub counterpart of ib_send_lat.
@@ -44,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "feed_stable.h"
 #include "lat_stats.h"
 #include "msgaccel.h"
 #include "perf_clock.h"
@@ -71,6 +78,7 @@ struct opts {
 	size_t size;
 	long base, step, max_rate;
 	double duration, deadline;
+	double warmup;      /* --warmup SEC at --base, not counted */
 	long iters;
 	int pingpong;
 	const char *mcast;  /* --mcast GROUP: feed on GROUP, echoes on GROUP+1 */
@@ -107,6 +115,7 @@ struct side_usage {
 };
 
 /* ---------------------------------------------------------------- utils */
+
 
 /*
  * Timestamps in ns from the benchmark clock of rdma_lat (perf_clock.h): the
@@ -636,20 +645,26 @@ struct step_result {
 	long rate;
 	struct lat_summary s2r, sup;
 	const char *failure; /* NULL if the step passed */
+	uint64_t sent;       /* messages the step sent */
 };
 
-/* Run one rate step; sequence numbers continue across steps. */
-static struct step_result run_step(long rate, uint64_t *seq)
+/*
+ * Run one rate step for SECONDS; sequence numbers continue across steps.
+ * Unless SAMPLE, no echo of it is a sample (the warm-up): it is paced,
+ * reflected and held to the deadline like a measured step all the same.
+ */
+static struct step_result run_step(long rate, double seconds, int sample,
+				   uint64_t *seq)
 {
 	const struct opts *o = prod.o;
 	struct step_result r = { .rate = rate };
-	uint64_t count = (uint64_t)(rate * o->duration);
+	uint64_t count = (uint64_t)(rate * seconds);
 	uint64_t period = 1000000000u / rate;
 	uint64_t start = now_ns(), deadline_ns = (uint64_t)(o->deadline * 1e9);
 	uint64_t first = *seq, i = 0;
 
 	prod.nsamples = 0;
-	prod.step_first_seq = first;
+	prod.step_first_seq = sample ? first : UINT64_MAX;
 	prod.cur_rate = rate;
 	while (i < count) {
 		uint64_t due = start + i * period, t = now_ns();
@@ -680,6 +695,7 @@ static struct step_result run_step(long rate, uint64_t *seq)
 			i++;
 	}
 	*seq = first + i;
+	r.sent = i;
 	/* Every message of the step must be reflected within the deadline. */
 	for (uint64_t end = now_ns() + deadline_ns;
 	     !r.failure && prod.last_echo_seq + 1 < *seq;) {
@@ -743,21 +759,96 @@ static void await_consumer(const struct opts *o)
 		msga_ctx_poll(prod.ep.ctx, 64);
 }
 
+/* The stable rate over the steps run, from SupplyToReceive. */
+static void stable_of(const struct step_result *res, long nres,
+		      struct feed_stable *st)
+{
+	struct feed_step_stat ss[256];
+
+	for (long k = 0; k < nres; k++)
+		ss[k] = (struct feed_step_stat){
+			.rate = res[k].rate, .median_us = res[k].sup.median,
+			.p99_us = res[k].sup.p99, .failed = !!res[k].failure };
+	feed_stable_rate(ss, (size_t)nres, st);
+}
+
+static void print_stable(const struct step_result *res,
+			 const struct feed_stable *st)
+{
+	printf("# latency-stable rate: %ld msg/s (SupplyToReceive median <= "
+	       "%.1f x %.2f us and p99 <= %.1f x %.2f us, the lower of the "
+	       "first %d steps')", st->rate, FEED_STABLE_MEDIAN_X,
+	       st->ref_median_us, FEED_STABLE_P99_X, st->ref_p99_us,
+	       st->ref_steps);
+	if (st->broken_at >= 0 && strcmp(st->broken_by, "failure"))
+		printf("; %ld msg/s broke it: %s %.2f us", res[st->broken_at].rate,
+		       st->broken_by, !strcmp(st->broken_by, "median") ?
+		       res[st->broken_at].sup.median :
+		       res[st->broken_at].sup.p99);
+	putchar('\n');
+}
+
+static void json_stable(FILE *f, const struct step_result *res,
+			const struct feed_stable *st)
+{
+	fprintf(f, "\"stable_rate\": %ld, \"stable\": {\"latency\": "
+		"\"supply_to_receive\", \"ref_steps\": %d, "
+		"\"ref_median_us\": %.3f, \"ref_p99_us\": %.3f, "
+		"\"median_factor\": %.1f, \"p99_factor\": %.1f, ",
+		st->rate, st->ref_steps, st->ref_median_us, st->ref_p99_us,
+		FEED_STABLE_MEDIAN_X, FEED_STABLE_P99_X);
+	if (st->broken_at >= 0)
+		fprintf(f, "\"broken_at\": %ld, \"broken_by\": \"%s\"}, ",
+			res[st->broken_at].rate, st->broken_by);
+	else
+		fprintf(f, "\"broken_at\": null, \"broken_by\": null}, ");
+}
+
+/*
+ * --warmup: the first step's rate for o->warmup seconds, not counted.
+ * NULL, or why it failed (then no step is run: a run that cannot hold its
+ * lowest rate has no rate to report).
+ */
+static const char *warm_up(const struct opts *o, uint64_t *seq,
+			   uint64_t *sent)
+{
+	struct step_result r;
+
+	*sent = 0;
+	if (o->warmup <= 0)
+		return NULL;
+	r = run_step(o->base, o->warmup, 0, seq);
+	*sent = r.sent;
+	return r.failure;
+}
+
 static int run_feed(const struct opts *o, struct side_usage *self)
 {
 	struct step_result res[256];
+	struct feed_stable st;
 	FILE *json = NULL;
 	struct usage_mark t0 = usage_mark_now();
-	uint64_t seq = 1;
+	uint64_t seq = 1, warm_sent;
 	long max_ok = 0, nres = 0;
+	const char *warm_fail;
 
 	printf("# msga_feed: %zu B messages, %.1f s per step, deadline %.1f s\n",
 	       o->size, o->duration, o->deadline);
+	warm_fail = warm_up(o, &seq, &warm_sent);
+	if (o->warmup > 0)
+		printf("# warm-up: %llu messages at %ld msg/s over %.1f s, "
+		       "paced and reflected like a step, not counted%s%s\n",
+		       (unsigned long long)warm_sent, o->base, o->warmup,
+		       warm_fail ? "; it failed: " : "",
+		       warm_fail ? warm_fail : "");
+	else
+		printf("# warm-up: none (--warmup 0): the first step's first "
+		       "messages are counted\n");
 	printf("%8s  %-15s %9s %9s %9s %9s %9s %8s\n", "rate", "latency",
 	       "mean[us]", "median", "p99", "max", "stdev", "count");
-	for (long rate = o->base; rate <= o->max_rate && nres < 256;
-	     rate += o->step) {
-		struct step_result r = run_step(rate, &seq);
+	for (long rate = o->base; !warm_fail && rate <= o->max_rate &&
+	     nres < 256; rate += o->step) {
+		struct step_result r = run_step(rate, o->duration, 1, &seq);
 
 		res[nres++] = r;
 		print_stats_row("SendToReceive", rate, &r.s2r);
@@ -771,10 +862,19 @@ static int run_feed(const struct opts *o, struct side_usage *self)
 	stop_consumer(seq);
 	flush_bucket(now_ns());
 	*self = usage_since(t0);
+	stable_of(res, nres, &st);
 	printf("# max rate without failure: %ld msg/s\n", max_ok);
+	print_stable(res, &st);
 	if (o->json && (json = fopen(o->json, "w"))) {
 		fprintf(json, "{\"mode\": \"feed\", \"size\": %zu, "
-			"\"max_rate\": %ld, \"steps\": [", o->size, max_ok);
+			"\"max_rate\": %ld, ", o->size, max_ok);
+		json_stable(json, res, &st);
+		fprintf(json, "\"warmup\": {\"seconds\": %.3f, \"rate\": %ld, "
+			"\"messages\": %llu, \"failure\": %s%s%s}, "
+			"\"steps\": [", o->warmup > 0 ? o->warmup : 0.0,
+			o->base, (unsigned long long)warm_sent,
+			warm_fail ? "\"" : "", warm_fail ? warm_fail : "null",
+			warm_fail ? "\"" : "");
 		for (long k = 0; k < nres; k++) {
 			fprintf(json, "%s{\"rate\": %ld, \"failure\": %s%s%s, ",
 				k ? ", " : "", res[k].rate,
@@ -1217,6 +1317,8 @@ static void usage(void)
 	       "  --max-rate RATE   stop stepping here (100000)\n"
 	       "  --duration SEC    seconds per step (2)\n"
 	       "  --deadline SEC    failure: not reflected within (1)\n"
+	       "  --warmup SEC      before the first step, SEC at its rate,\n"
+	       "                    not counted (1; 0: none)\n"
 	       "  --pingpong        latency mode: one in flight, -n iterations\n"
 	       "  --mcast GROUP     over UD multicast: feed on GROUP (IPv4),\n"
 	       "                    echoes on GROUP+1 (default: RC)\n"
@@ -1306,6 +1408,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "max-rate", required_argument, NULL, 'M' },
 		{ "duration", required_argument, NULL, 'T' },
 		{ "deadline", required_argument, NULL, 'L' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "pingpong", no_argument, NULL, 'P' },
 		{ "mcast", required_argument, NULL, 'G' },
 		{ "ud", no_argument, NULL, 'U' },
@@ -1330,7 +1433,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = 18600, .size = 0, .base = 1000,
 			    .step = 1000, .max_rate = 100000, .duration = 2,
-			    .deadline = 1, .iters = 10000 };
+			    .deadline = 1, .warmup = 1, .iters = 10000 };
 	opterr = 0; /* one line of our own, not getopt's */
 	while ((c = getopt_long(argc, argv, ":d:p:s:n:h", longs, NULL)) != -1) {
 		switch (c) {
@@ -1344,6 +1447,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'M': o->max_rate = parse_num(optarg, 1, 1e8, "--max-rate"); break;
 		case 'T': o->duration = parse_num(optarg, 0.1, 3600, "--duration"); break;
 		case 'L': o->deadline = parse_num(optarg, 0.01, 60, "--deadline"); break;
+		case 'w': o->warmup = parse_num(optarg, 0, 3600, "--warmup"); break;
 		case 'P': o->pingpong = 1; break;
 		case 'G': o->mcast = mcast_arg(optarg); break;
 		case 'U': o->ud = 1; break;
