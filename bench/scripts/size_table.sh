@@ -10,9 +10,9 @@
 #   sockperf      kernel UDP, sockperf ping-pong -m SIZE
 # each one run, its RTT/2 median and p99 (us). msga_feed carries its
 # sequence number and timestamps in a 40-byte header, so its smallest
-# message is 40 bytes: 12 and 32 B are "n/a" for pub/sub; a size the
-# transport refuses (multicast above the path MTU) is "n/a" with the
-# tool's last error line.
+# message is 40 bytes: 12 and 32 B are "n/a" for pub/sub; sockperf's is 14
+# bytes; a run that fails (a lost multicast echo stalls the ping-pong) is
+# "n/a" with the tool's error line.
 #
 # Prints a markdown table, writes OUTDIR (default ./bench-results)
 # /size_table.md, /msga_cpu.txt (`msga_cpu -d 1 -D DEV` at the start: the
@@ -78,7 +78,7 @@ bench_in_vm size_table "$out" 1800 "$here/size_table.sh" SIZES="$SIZES" \
 
 jq -R -s --arg dev "$dev" --arg addr "$addr" --arg clock "$CLOCK" \
 	--argjson iters "$ITERS" --arg sizes "$SIZES" "$bench_jq_defs"'
-  def num: if . == "NA" or . == null then null else tonumber end;
+  def num: if . == "NA" or . == "" or . == null then null else tonumber end;
   [split("\n")[] | select(length > 0) | split("\t")
    | {size: (.[0] | tonumber), tool: .[1], median_us: (.[2] | num),
       p99_us: (.[3] | num), note: (.[4] // "" | if . == "" then null
@@ -105,7 +105,7 @@ jq -R -s --arg dev "$dev" --arg addr "$addr" --arg clock "$CLOCK" \
 	  "",
 	  ([.rows[] | select(.median_us == null)] |
 	   if length == 0 then "Every run gave a figure."
-	   else "Where the test bed stopped: " + (map("\(.tool) at \(.size) B (\(.note))") | join("; ")) + "." end)' \
+	   else "Cells without a figure, and why (a tool'"'"'s limit, or where the test bed stopped): " + (map("\(.tool) at \(.size) B (\(.note))") | join("; ")) + "." end)' \
 		"$out/size_table.json"
 } | tee "$out/size_table.md"
 

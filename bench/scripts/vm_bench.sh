@@ -106,11 +106,15 @@ bench_cg_per_trip() {
 
 # The one-run latency probes the table scripts share (size_table.sh,
 # fixed_rate_table.sh), in the guest. Each prints one line, "MEDIAN P99
-# NOTE": RTT/2 in us, or "NA NA" and the tool's last error line (from
-# ERRFILE, removed after) when the run failed or gave no figure.
+# NOTE": RTT/2 in us, or "NA NA" and the tool's error (from ERRFILE,
+# removed after: its last line that says invalid, error or fail, else its
+# last line; a refusal is followed by a usage text) when the run failed
+# or gave no figure.
 bench_na() { # errfile what
 	local why
-	why=$(grep -v '^\s*$' "$1" 2>/dev/null | tail -n 1 | tr -s '\t ' ' ' | cut -c1-120)
+	why=$({ grep -iE 'invalid|error|fail' "$1" ||
+		grep -v '^\s*$' "$1"; } 2>/dev/null | tail -n 1 |
+		tr -s '\t ' ' ' | cut -c1-120)
 	echo "NA NA ${why:-$2 gave no figure}"
 }
 
@@ -146,6 +150,8 @@ bench_rdma_lat() { # errfile port addr args...
 
 # sockperf MODE (ping-pong, or under-load with --mps RATE) over kernel UDP
 # against a sockperf server on ADDR; its percentiles are already RTT/2.
+# NOTE: "sent=R dropped=D", the rate it sent at over the whole run (msg/s)
+# and the replies it counted as dropped.
 bench_sockperf() { # errfile port addr mode args...
 	local err=$1 sport=$((10000 + $2 % 50000)) a=$3 mode=$4 spid v
 	shift 4
@@ -155,11 +161,40 @@ bench_sockperf() { # errfile port addr mode args...
 	v=$(timeout 300 sockperf "$mode" -i "$a" -p "$sport" "$@" 2>&1 |
 		tee "$err" | awk '/percentile 50.000 =/ { m = $NF }
 			/percentile 99.000 =/ { p = $NF }
-			END { if (m != "" && p != "") print m, p }')
+			/\[Total Run\]/ { for (i = 1; i <= NF; i++) {
+				if ($i ~ /^RunTime=/) t = substr($i, 9) + 0
+				if ($i ~ /^SentMessages=/) n = substr($i, 14) + 0 } }
+			/# dropped messages =/ { for (i = 1; i <= NF; i++)
+				if ($i == "=") { d = $(i + 1) + 0; break } }
+			END { if (m != "" && p != "")
+				printf "%s %s sent=%d dropped=%d\n", m, p,
+				       (t > 0 ? n / t : 0), d }')
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 	[ -n "$v" ] && echo "$v" || bench_na "$err" sockperf
 	rm -f "$err"
+}
+
+# bench_rate_reached RATE: bench_sockperf's under-load line on stdin, its
+# NOTE made "ok" when sockperf sent at 95 % of RATE or more and lost no
+# reply, else "failure: ..." (sockperf has no failure event of its own:
+# under TCG it falls short of the rate asked for and says nothing).
+bench_rate_reached() {
+	local med p99 rest sent dropped
+	read -r med p99 rest
+	if [ -z "$med" ] || [ "$med" = NA ]; then
+		echo "NA NA ${rest:-no figure}"
+		return
+	fi
+	read -r sent dropped <<<"$rest"
+	sent=${sent#sent=} dropped=${dropped#dropped=}
+	if [ "$((sent * 100))" -lt "$(($1 * 95))" ]; then
+		echo "$med $p99 failure: sent $sent msg/s of $1"
+	elif [ "$dropped" != 0 ]; then
+		echo "$med $p99 failure: $dropped replies dropped"
+	else
+		echo "$med $p99 ok"
+	fi
 }
 
 # msga_feed at one fixed rate (a single step: --base = --max-rate = RATE)
@@ -217,16 +252,17 @@ bench_plot_rows() {
 		[ -s "$dir/$t.tsv" ] && plotted="$plotted $t"
 	done
 	[ -z "$plotted" ] || gnuplot <<GP
-set terminal pngcairo size 1000,600 noenhanced
+set terminal pngcairo size 1150,600 noenhanced
 set output "$png"
 set title "$title"
 set grid
 set logscale $log
 set xlabel "$xlabel"
 set ylabel "RTT/2 [us]"
-set key top left
-plot for [t in "$plotted"] "$dir/".t.".tsv" using 1:2 with linespoints title t." median", \
-     for [t in "$plotted"] "$dir/".t.".tsv" using 1:3 with points title t." p99"
+set key outside right top
+p = "$plotted"
+plot for [i = 1:words(p)] "$dir/".word(p, i).".tsv" using 1:2 with linespoints lc i pt 7 title word(p, i)." median", \
+     for [i = 1:words(p)] "$dir/".word(p, i).".tsv" using 1:3 with points lc i pt 6 title word(p, i)." p99"
 GP
 	rm -rf "$dir"
 }
