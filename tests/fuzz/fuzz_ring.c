@@ -127,7 +127,7 @@ static void op_record(struct input *in)
 	uint32_t kind = take(in, 1), land = take(in, 2), head;
 	uint16_t topic = (uint16_t)(kind % 4);
 	/* kind: bit 6 a TOPIC, else bit 5 a LAST_VALUE (0.12: a long record,
-	 * flags 0, the topic's current number), else DATA (bit 7: a first
+	 * flags 0, a number of the topic's own), else DATA (bit 7: a first
 	 * fragment) */
 	struct msga__wire_hdr h = {
 		.type = kind & 0x40 ? MSGA__W_TOPIC :
@@ -146,7 +146,7 @@ static void op_record(struct input *in)
 		plen %= MSGA_TOPIC_MAX;
 		h.len = plen;
 	} else if (h.type == MSGA__W_LAST_VALUE) {
-		h.seq = topic_seq[topic];
+		h.seq = ++topic_seq[topic]; /* (the live stream goes on after) */
 		h.len = plen;
 	} else {
 		h.seq = ++topic_seq[topic];
