@@ -369,6 +369,32 @@ static struct msga_line_stats line_of(struct msga_sub *sub, int conn_id)
 	return ls;
 }
 
+/*
+ * What msga_resolver_topic() lists of md.ab: bit 0 for line A's slot
+ * (uri ga, no MSGA_TOPIC_LINE_B), bit 1 for line B's (uri gb, flagged);
+ * bit 2 for any other slot of it.
+ */
+static int lines_listed(struct msga_ctx *ctx, const char *ga, const char *gb)
+{
+	struct msga_resolver_stats rs = { .size = sizeof(rs) };
+	int seen = 0;
+
+	cr_assert_eq(msga_resolver_stats(ctx, &rs), 0);
+	for (uint32_t i = 0; i < rs.topic_slots; i++) {
+		struct msga_topic_info ti = { .size = sizeof(ti) };
+
+		if (msga_resolver_topic(ctx, i, &ti) || strcmp(ti.topic, "md.ab"))
+			continue;
+		if (!(ti.flags & MSGA_TOPIC_LINE_B) && !strcmp(ti.uri, ga))
+			seen |= 1;
+		else if ((ti.flags & MSGA_TOPIC_LINE_B) && !strcmp(ti.uri, gb))
+			seen |= 2;
+		else
+			seen |= 4;
+	}
+	return seen;
+}
+
 /* Send from..to on t, polling c, until ab has them all (each checked). */
 static void ab_send(struct msga_pub *pub, uint32_t t, uint64_t from,
 		    uint64_t to, struct msga_ctx **c, struct log *ab)
@@ -436,6 +462,8 @@ Test(byname, a_b_lines_by_name, .timeout = 240)
 	cr_expect_eq(one.found, 1, "without MSGA_SUB_AB_LINES: line A alone");
 	cr_expect_geq(found_at(&one, ga), 0, "and it is line A");
 	cr_expect_lt(found_at(&one, gb), 0);
+	cr_expect_eq(lines_listed(c[1], ga, gb), 3, "msga_resolver_topic: "
+		     "line A, and line B flagged MSGA_TOPIC_LINE_B");
 	cr_assert_eq(msga_sub_stats(sab, &st), 0);
 	cr_expect_eq(st.byname_conns, 2);
 	cr_assert_eq(msga_sub_stats(sone, &st), 0);
