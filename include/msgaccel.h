@@ -1327,6 +1327,9 @@ struct msga_topic_info {
 enum msga_topic_info_flags {
 	MSGA_TOPIC_RELIABLE = 1u << 0, /* a MSGA_PUB_RELIABLE multicast */
 	MSGA_TOPIC_KEYS = 1u << 1,     /* the publisher wants keys */
+	/* since 0.12: the topic's line B (msga_pub_attr.uri_b); uri is line
+	 * B's group, and line A's is another slot of the same origin */
+	MSGA_TOPIC_LINE_B = 1u << 2,
 };
 
 /**

@@ -8,7 +8,10 @@
  * each connection is (MSGA_EVENT_PUBLISHER_FOUND); a publisher made after
  * the subscriber is found; one that restarts on a new port is followed
  * (GONE for the old one, FOUND for the new, in that order, and the
- * messages of the new one); the calls' documented errors.
+ * messages of the new one); the calls' documented errors; (0.12) an A/B
+ * multicast publisher (uri_b) found by name: with MSGA_SUB_AB_LINES both
+ * lines joined and arbitrated, each number once while line A loses
+ * datagrams and then is gone; without it line A alone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 
 #include "devtest.h"
 #include "dev_pubsub_util.h"
+#include "pubsub.h"
 
 #define WAIT_MS 20000
 #define NEV 32
@@ -81,18 +85,25 @@ static struct msga_ctx *open_res(const char *grp, uint32_t flags)
 	return ctx;
 }
 
-static struct msga_sub *by_name(struct msga_ctx *ctx, const char *pattern,
-				struct log *l, uint32_t *id)
+static struct msga_sub *by_name_flags(struct msga_ctx *ctx,
+				      const char *pattern, uint32_t flags,
+				      struct log *l, uint32_t *id)
 {
 	struct msga_sub_attr sa = { .size = sizeof(sa), .pattern = pattern,
-				    .on_msg = on_msg, .on_event = on_event,
-				    .user = l };
+				    .flags = flags, .on_msg = on_msg,
+				    .on_event = on_event, .user = l };
 	struct msga_sub *sub;
 
 	cr_assert_eq(msga_sub_create(ctx, &sa, &sub), 0);
 	cr_assert_eq(msga_sub_connect(sub, "topic://", id), 0, "%s",
 		     msga_ctx_last_error(ctx));
 	return sub;
+}
+
+static struct msga_sub *by_name(struct msga_ctx *ctx, const char *pattern,
+				struct log *l, uint32_t *id)
+{
+	return by_name_flags(ctx, pattern, 0, l, id);
 }
 
 /* A publisher of one topic: its id in *t. */
@@ -333,6 +344,157 @@ Test(byname, last_value_by_name, .timeout = 240)
 		cr_expect_eq(l.seq[i], (uint64_t)(5 + i));
 		cr_expect_eq(l.flags[i], 0);
 	}
+	msga_pub_destroy(pub);
+	msga_ctx_close(c[1]);
+	msga_ctx_close(c[0]);
+}
+
+/* ------------------------------------------------------ A/B by name */
+
+/* The conn_id of the FOUND event (status 0) whose peer is uri, or -1. */
+static int found_at(const struct log *l, const char *uri)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->ev[i].type == MSGA_EVENT_PUBLISHER_FOUND &&
+		    !l->ev[i].status && !strcmp(l->ev[i].peer, uri))
+			return (int)l->ev[i].conn_id;
+	return -1;
+}
+
+static struct msga_line_stats line_of(struct msga_sub *sub, int conn_id)
+{
+	struct msga_line_stats ls = { .size = sizeof(ls) };
+
+	cr_assert_eq(msga_sub_line_stats(sub, (uint32_t)conn_id, &ls), 0);
+	return ls;
+}
+
+/*
+ * What msga_resolver_topic() lists of md.ab: bit 0 for line A's slot
+ * (uri ga, no MSGA_TOPIC_LINE_B), bit 1 for line B's (uri gb, flagged);
+ * bit 2 for any other slot of it.
+ */
+static int lines_listed(struct msga_ctx *ctx, const char *ga, const char *gb)
+{
+	struct msga_resolver_stats rs = { .size = sizeof(rs) };
+	int seen = 0;
+
+	cr_assert_eq(msga_resolver_stats(ctx, &rs), 0);
+	for (uint32_t i = 0; i < rs.topic_slots; i++) {
+		struct msga_topic_info ti = { .size = sizeof(ti) };
+
+		if (msga_resolver_topic(ctx, i, &ti) || strcmp(ti.topic, "md.ab"))
+			continue;
+		if (!(ti.flags & MSGA_TOPIC_LINE_B) && !strcmp(ti.uri, ga))
+			seen |= 1;
+		else if ((ti.flags & MSGA_TOPIC_LINE_B) && !strcmp(ti.uri, gb))
+			seen |= 2;
+		else
+			seen |= 4;
+	}
+	return seen;
+}
+
+/* Send from..to on t, polling c, until ab has them all (each checked). */
+static void ab_send(struct msga_pub *pub, uint32_t t, uint64_t from,
+		    uint64_t to, struct msga_ctx **c, struct log *ab)
+{
+	for (uint64_t s = from; s <= to; s++) {
+		dp_send(pub, t, s, 64, c, 2);
+		cr_assert(dp_poll_until64(c, 2, &ab->rec.total, s,
+					  (int)devtest_scale_ms(WAIT_MS)),
+			  "seq %llu not delivered", (unsigned long long)s);
+	}
+}
+
+/*
+ * A multicast publisher on two lines (msga_pub_attr.uri_b) advertises
+ * each topic's group on both (line B's record flagged LINE_B). Found by
+ * name: a subscriber with MSGA_SUB_AB_LINES joins both groups and
+ * arbitrates as one given both by address does: with every third
+ * datagram of line A dropped (the publisher's fault hook, pubsub.h) it
+ * gets each number once, in order, B filling in; with line A then
+ * dropping everything (the line gone), B alone carries it on. A
+ * subscriber without the flag joins line A only (one FOUND, A's group)
+ * and so loses exactly what A lost. iWARP has no multicast: the
+ * documented refusal.
+ */
+Test(byname, a_b_lines_by_name, .timeout = 240)
+{
+	char g[64], ga[48], gb[48];
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = ga, .uri_b = gb,
+				    .on_event = dp_on_event };
+	struct msga_sub_stats st = { .size = sizeof(st) };
+	struct msga_line_stats la, lb;
+	struct msga_ctx *c[2];
+	struct dp_rec pev = { 0 };
+	static struct log ab, one;
+	struct msga_sub *sab, *sone;
+	struct msga_pub *pub = NULL;
+	int ida, idb;
+	uint32_t t;
+
+	snprintf(ga, sizeof(ga), "mcast://239.255.150.%u", devtest_salt());
+	snprintf(gb, sizeof(gb), "mcast://239.255.151.%u", devtest_salt());
+	if (dp_iwarp_refuses(ga))
+		return;
+	memset(&ab, 0, sizeof(ab));
+	memset(&one, 0, sizeof(one));
+	c[0] = open_res(group(g, sizeof(g), 5), MSGA_RESOLVER_ADVERTISE);
+	c[1] = open_res(g, 0);
+	pa.user = &pev;
+	cr_assert_eq(msga_pub_create(c[0], &pa, &pub), 0, "%s",
+		     msga_ctx_last_error(c[0]));
+	cr_assert_eq(msga_pub_topic(pub, "md.ab", &t), 0);
+	cr_assert(until(c, 2, &pev.connected, 2),
+		  "the publisher joined %d of its 2 lines", pev.connected);
+	sab = by_name_flags(c[1], "md.*", MSGA_SUB_AB_LINES, &ab, NULL);
+	sone = by_name(c[1], "md.*", &one, NULL);
+	cr_assert(until(c, 2, &ab.rec.connected, 2), "A/B: %d lines joined",
+		  ab.rec.connected);
+	cr_assert(until(c, 2, &one.rec.connected, 1));
+	dp_poll_until(c, 2, &one.found, 2, 500); /* (a B line would come) */
+	ida = found_at(&ab, ga);
+	idb = found_at(&ab, gb);
+	cr_assert(ida >= 0 && idb >= 0 && ida != idb,
+		  "A/B found line A as %d, line B as %d", ida, idb);
+	cr_expect_eq(ab.found, 2);
+	cr_expect_eq(one.found, 1, "without MSGA_SUB_AB_LINES: line A alone");
+	cr_expect_geq(found_at(&one, ga), 0, "and it is line A");
+	cr_expect_lt(found_at(&one, gb), 0);
+	cr_expect_eq(lines_listed(c[1], ga, gb), 3, "msga_resolver_topic: "
+		     "line A, and line B flagged MSGA_TOPIC_LINE_B");
+	cr_assert_eq(msga_sub_stats(sab, &st), 0);
+	cr_expect_eq(st.byname_conns, 2);
+	cr_assert_eq(msga_sub_stats(sone, &st), 0);
+	cr_expect_eq(st.byname_conns, 1);
+	usleep(200000); /* (the memberships' joins settle) */
+
+	/* every third datagram of line A lost: B fills in */
+	pub->ud.fault_drop_every = 3;
+	pub->ud.fault_drop_line = 0;
+	ab_send(pub, t, 1, 150, c, &ab);
+	dp_poll_until(c, 2, &one.found, 2, 300); /* (the last copies) */
+	cr_expect_eq(pub->ud.fault_count, 150);
+	cr_expect_eq(ab.rec.total, 150);
+	cr_expect_eq(ab.rec.bad, 0, "%s", ab.rec.first_bad);
+	la = line_of(sab, ida);
+	lb = line_of(sab, idb);
+	cr_expect_eq(la.first + lb.first, 150, "each number once");
+	cr_expect_geq(lb.first, 50, "B brought what A lost");
+	cr_expect_eq(one.rec.total, 100, "line A alone: a third lost");
+
+	/* line A gone (every datagram dropped): B carries on alone */
+	pub->ud.fault_drop_every = 1;
+	ab_send(pub, t, 151, 200, c, &ab);
+	dp_poll_until(c, 2, &one.found, 2, 300);
+	cr_expect_eq(ab.rec.total, 200);
+	cr_expect_eq(ab.rec.bad, 0, "%s", ab.rec.first_bad);
+	la = line_of(sab, ida);
+	lb = line_of(sab, idb);
+	cr_expect_eq(la.first + lb.first, 200);
+	cr_expect_geq(lb.first, 100);
+	cr_expect_eq(one.rec.total, 100, "nothing of line A's arrived");
 	msga_pub_destroy(pub);
 	msga_ctx_close(c[1]);
 	msga_ctx_close(c[0]);

@@ -5,6 +5,8 @@
  *  - a publisher's TOPIC record (RC) or a datagram (multicast) naming a
  *    topic msga_pub_topic() would refuse never reaches msg->topic: RC
  *    ends the connection with -EPROTO, a datagram is counted as foreign;
+ *  - (0.12) an RC LAST_VALUE after its topic's live data, or a second
+ *    one (a replay of an old value), ends the connection with -EPROTO;
  *  - a blocking claim or send whose wait runs a callback that destroys
  *    the publisher returns -ESHUTDOWN and touches nothing freed;
  *  - a subscriber's shared receive queue keeps its full depth through
@@ -178,6 +180,99 @@ Test(hostile, rc_topic_name_with_a_control_char_ends_the_connection,
 Test(hostile, rc_topic_name_with_a_nul_ends_the_connection, .timeout = 60)
 {
 	rc_bad_name("bad\0name", 8);
+}
+
+/*
+ * (0.12) A raw publisher names topic 0 and sends the records of types
+ * type[0..n) (DATA whole or LAST_VALUE, 16 bytes each) with numbers
+ * seq[], to a subscriber that asked for last values. Returns once the
+ * subscriber got want messages and, if it must, lost the connection (or
+ * it did neither in time: the caller's asserts say which).
+ */
+static void raw_last_values(const uint8_t *type, const uint64_t *seq, int n,
+			    uint64_t want, int drop, struct dp_rec *rec)
+{
+	static struct raw_pub rp;
+	struct msga__wire_hdr topic = { .type = MSGA__W_TOPIC, .len = 6 };
+	struct msga_ctx *ctx = devtest_open_ctx();
+	struct msga_sub *sub = dp_sub_flags(ctx, "*", MSGA_SUB_NO_RING |
+					    MSGA_SUB_LAST_VALUE, rec);
+	uint64_t end;
+	char msg[16];
+
+	memset(&rp, 0, sizeof(rp));
+	cr_assert_geq(msga_sub_connect(sub, dp_uri(raw_listen(&rp.cm)), NULL),
+		      0);
+	raw_pub_connect(&rp, ctx, rec);
+	raw_pub_send(&rp, &topic, "lv.one");
+	for (int i = 0; i < n; i++) {
+		struct msga__wire_hdr h = { .type = type[i], .seq = seq[i],
+					    .len = sizeof(msg) };
+
+		if (type[i] == MSGA__W_DATA)
+			h.flags = MSGA__WF_FIRST | MSGA__WF_LAST;
+		dp_fill(msg, sizeof(msg), 0, seq[i]);
+		raw_pub_send(&rp, &h, msg);
+	}
+	end = dp_now_ms() + (uint64_t)devtest_wait_s(10) * 1000;
+	while (rec->total < want || (drop && !rec->disconnected)) {
+		if (dp_now_ms() >= end)
+			break;
+		raw_pub_turn(&rp, ctx);
+	}
+	/* a while more: a refusal that should not come has time to */
+	for (end = dp_now_ms() + 200; dp_now_ms() < end;)
+		raw_pub_turn(&rp, ctx);
+	msga_ctx_close(ctx);
+	raw_pub_close(&rp);
+}
+
+/* The raw publisher is right: a last value, then live, both delivered. */
+Test(hostile, rc_last_value_before_live_is_delivered, .timeout = 60)
+{
+	static struct dp_rec rec;
+	static const uint8_t type[] = { MSGA__W_LAST_VALUE, MSGA__W_DATA };
+	static const uint64_t seq[] = { 5, 6 };
+
+	raw_last_values(type, seq, 2, 2, 0, &rec);
+	cr_expect_eq(rec.total, 2);
+	cr_expect_eq(rec.bad, 0, "%s", rec.first_bad);
+	cr_expect_eq(rec.disconnected, 0, "status %d", rec.last_status);
+}
+
+/*
+ * A last value after the topic's live data (a hostile publisher replaying
+ * an old value), or a second one: refused as any malformed record is,
+ * the connection ended with -EPROTO; what came before was delivered.
+ */
+static void rc_late_last_value(const uint8_t *type, const uint64_t *seq)
+{
+	static struct dp_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	raw_last_values(type, seq, 2, 1, 1, &rec);
+	cr_expect_eq(rec.total, 1, "only the first record is delivered");
+	cr_expect_eq(rec.disconnected, 1);
+	cr_expect_eq(rec.last_status, -EPROTO, "status %d (%s)",
+		     rec.last_status, msga_strerror(rec.last_status));
+}
+
+Test(hostile, rc_last_value_after_live_data_ends_the_connection,
+     .timeout = 60)
+{
+	static const uint8_t type[] = { MSGA__W_DATA, MSGA__W_LAST_VALUE };
+	static const uint64_t seq[] = { 6, 5 };
+
+	rc_late_last_value(type, seq);
+}
+
+Test(hostile, rc_second_last_value_ends_the_connection, .timeout = 60)
+{
+	static const uint8_t type[] = { MSGA__W_LAST_VALUE,
+					MSGA__W_LAST_VALUE };
+	static const uint64_t seq[] = { 5, 4 };
+
+	rc_late_last_value(type, seq);
 }
 
 /* ------------------------------------------------ a raw UD sender */

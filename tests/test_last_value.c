@@ -6,6 +6,7 @@
  * rather than leaving a stale one.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -78,4 +79,32 @@ Test(last_value, the_first_topics_and_the_last_are_kept_apart)
 	cr_assert_eq(msga__lv_get(&s, MSGA_PUB_TOPICS_MAX - 1)->seq, 9);
 	msga__lv_free(&s);
 	cr_assert_null(msga__lv_get(&s, 0));
+}
+
+/*
+ * The subscriber's gate (0.12 hardening): a topic's last value passes
+ * only before anything else of it on the connection; after its live data,
+ * or a second time, it is refused (and refusing records nothing); other
+ * topics are their own; live data always passes.
+ */
+Test(last_value, the_gate_refuses_a_late_or_second_last_value)
+{
+	struct msga__lv_gate g = { { 0 } };
+
+	cr_expect_eq(msga__lv_gate_pass(&g, 3, 1), 1, "before its data");
+	cr_expect_eq(msga__lv_gate_pass(&g, 3, 1), 0, "a second one");
+	cr_expect_eq(msga__lv_gate_pass(&g, 3, 0), 1, "live after it");
+	cr_expect_eq(msga__lv_gate_pass(&g, 3, 0), 1);
+	cr_expect_eq(msga__lv_gate_pass(&g, 4, 0), 1, "live first");
+	cr_expect_eq(msga__lv_gate_pass(&g, 4, 1), 0, "a replay after live");
+	cr_expect_eq(msga__lv_gate_pass(&g, 5, 1), 1, "another topic's own");
+	/* the bits at the ends of the words: each its own */
+	for (uint32_t t = 63; t < MSGA_PUB_TOPICS_MAX; t += 64) {
+		cr_expect_eq(msga__lv_gate_pass(&g, t, 0), 1);
+		cr_expect_eq(msga__lv_gate_pass(&g, t, 1), 0, "topic %u", t);
+		if (t + 1 < MSGA_PUB_TOPICS_MAX)
+			cr_expect_eq(msga__lv_gate_pass(&g, t + 1, 1), 1,
+				     "topic %u", t + 1);
+	}
+	cr_expect_eq(msga__lv_gate_pass(&g, MSGA_PUB_TOPICS_MAX - 1, 1), 0);
 }

@@ -38,6 +38,20 @@ static struct msga__trw_advert adv(uint64_t origin, const char *topic)
 	return a;
 }
 
+/* A multicast publisher's advert of topic, on group 239.0.0.1. */
+static struct msga__trw_advert mcast_adv(uint64_t origin, const char *topic)
+{
+	struct msga__trw_advert a = adv(origin, topic);
+
+	a.kind = MSGA__TRW_MCAST;
+	a.port = 0;
+	memset(a.addr, 0, sizeof(a.addr));
+	a.addr[10] = a.addr[11] = 0xff;
+	a.addr[12] = 239;
+	a.addr[15] = 1;
+	return a;
+}
+
 static uint64_t ttl = 20; /* what heard() gives each advert */
 
 static int heard(uint64_t origin, const char *topic, uint64_t now,
@@ -217,15 +231,9 @@ Test(tres_table, each_topic_expires_after_its_own_ttl, .init = setup,
 Test(tres_table, a_multicast_range_publisher_has_a_group_per_topic,
      .init = setup, .fini = teardown)
 {
-	struct msga__trw_advert a = adv(5, "md.a");
+	struct msga__trw_advert a = mcast_adv(5, "md.a");
 	uint32_t p, q;
 
-	a.kind = MSGA__TRW_MCAST;
-	a.port = 0;
-	memset(a.addr, 0, sizeof(a.addr));
-	a.addr[10] = a.addr[11] = 0xff;
-	a.addr[12] = 239;
-	a.addr[15] = 1;
 	cr_assert_eq(msga__tres_heard(&t, &a, 1, 20, &p), MSGA__TRES_NEW_PUB);
 	snprintf(a.topic, sizeof(a.topic), "md.b");
 	a.addr[15] = 2;
@@ -244,4 +252,48 @@ Test(tres_table, a_multicast_range_publisher_has_a_group_per_topic,
 	for (uint32_t i = 0; i < t.ent_max; i++)
 		if (t.ent[i].topic[0])
 			cr_expect_eq(t.ent[i].addr[15], 1, "md.a keeps its group");
+}
+
+/*
+ * A/B lines: a topic's line B record (MSGA__TRW_F_LINE_B, line B's group)
+ * is an entry of its own beside line A's, of the same publisher (whose
+ * flags stay without the bit: not a contradiction); each line keeps its
+ * group; the publisher is gone only when both lines' entries are.
+ */
+Test(tres_table, a_b_lines_are_two_entries_of_one_publisher,
+     .init = setup, .fini = teardown)
+{
+	struct msga__trw_advert a = mcast_adv(6, "md.ab"), b;
+	uint32_t p, q;
+
+	a.flags = MSGA__TRW_F_RELIABLE;
+	b = a;
+	b.flags |= MSGA__TRW_F_LINE_B;
+	b.addr[14] = 2;
+	cr_assert_eq(msga__tres_heard(&t, &b, 1, 20, &p), MSGA__TRES_NEW_PUB,
+		     "line B heard first");
+	cr_expect_eq(t.pub[p].flags, MSGA__TRW_F_RELIABLE);
+	cr_assert_eq(msga__tres_heard(&t, &a, 1, 20, &q), MSGA__TRES_NEW_TOPIC);
+	cr_expect_eq(q, p);
+	cr_expect_eq(t.pub[p].topics, 2, "one entry a line");
+	cr_expect_eq(msga__tres_heard(&t, &a, 2, 20, &q), MSGA__TRES_KNOWN);
+	cr_expect_eq(msga__tres_heard(&t, &b, 2, 20, &q), MSGA__TRES_KNOWN);
+	/* line B's group never moves either */
+	b.addr[14] = 3;
+	cr_expect_eq(msga__tres_heard(&t, &b, 3, 20, &q), MSGA__TRES_CONFLICT);
+	b.addr[14] = 2;
+	/* a flag other than LINE_B still contradicts the origin */
+	b.flags = MSGA__TRW_F_LINE_B;
+	cr_expect_eq(msga__tres_heard(&t, &b, 3, 20, &q), MSGA__TRES_CONFLICT);
+	b.flags = MSGA__TRW_F_RELIABLE | MSGA__TRW_F_LINE_B;
+	cr_expect_eq(t.conflicts, 2);
+	/* each line's entry keeps its own group */
+	for (uint32_t i = 0; i < t.ent_max; i++)
+		if (t.ent[i].topic[0])
+			cr_expect_eq(t.ent[i].addr[14], t.ent[i].line ? 2 : 0);
+	/* withdrawn line by line: the publisher goes with the last */
+	cr_expect_eq(msga__tres_withdrawn(&t, &a, &q), 1);
+	cr_expect_eq(msga__tres_withdrawn(&t, &a, &q), 0, "line A is gone");
+	cr_expect_eq(msga__tres_withdrawn(&t, &b, &q), 2);
+	cr_expect_eq(q, p);
 }

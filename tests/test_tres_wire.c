@@ -155,6 +155,13 @@ Test(tres_wire, encoder_refuses_bad_records)
 	a.flags = 0x80;
 	cr_expect_eq(msga__trw_add_advert(&e, &a), -EINVAL, "unknown flag");
 	a = rc_advert("t");
+	a.flags = MSGA__TRW_F_LINE_B;
+	cr_expect_eq(msga__trw_add_advert(&e, &a), -EINVAL, "line B RC");
+	a = rc_advert("t");
+	a.kind = MSGA__TRW_UD;
+	a.flags = MSGA__TRW_F_LINE_B;
+	cr_expect_eq(msga__trw_add_advert(&e, &a), -EINVAL, "line B ud://");
+	a = rc_advert("t");
 	a.origin = 0;
 	cr_expect_eq(msga__trw_add_advert(&e, &a), -EINVAL, "no origin");
 	a = rc_advert("t");
@@ -232,7 +239,9 @@ Test(tres_wire, decoder_refuses_bad_datagrams)
 		{ 0, 'X', "magic" }, { 4, 2, "version" }, { 5, 0, "type 0" },
 		{ 5, 4, "type 4" }, { 6, 0, "count 0" }, { 6, 2, "count 2" },
 		{ 24, 0, "kind 0" }, { 24, 9, "kind" },
-		{ 25, 0x40, "flag" }, { 26, 0, "port" },
+		{ 25, 0x40, "flag" }, { 25, 0x10, "the bit after LINE_B" },
+		{ 25, MSGA__TRW_F_LINE_B, "line B on rdma://" },
+		{ 26, 0, "port" },
 		{ 52, 0, "name length 0" }, { 52, 10, "name past the end" },
 		{ 52, 8, "name short of the end" }, { 53, ' ', "name char" },
 		{ 57, 0, "NUL in the name" }, { 53, '*', "pattern as name" },
@@ -248,6 +257,42 @@ Test(tres_wire, decoder_refuses_bad_datagrams)
 	memset(buf + 44, 0, 8);
 	cr_expect_eq(open_n(n), -EPROTO, "origin 0");
 	cr_expect_eq(open_n(MSGA__TRW_DGRAM_MAX + 1), -EPROTO, "too long");
+}
+
+/*
+ * Line B (msga_pub_attr.uri_b): a multicast record of its own, flag
+ * LINE_B, its addr line B's group; it round-trips, beside line A's record
+ * of the same topic and origin, and says mcast://GROUP_B. Only multicast
+ * has lines (above: the encoder and decoder refuse LINE_B on the others).
+ */
+Test(tres_wire, line_b_is_a_multicast_record_of_its_own)
+{
+	struct msga__trw_advert a = mcast_advert("md.ab"), b = a, out;
+	struct msga__trw_enc e;
+	struct msga__trw_dec d;
+	char uri[80];
+	uint32_t n;
+
+	b.flags |= MSGA__TRW_F_LINE_B;
+	b.addr[14] = 9;
+	msga__trw_begin(&e, buf, sizeof(buf), MSGA__TRW_ADVERT, 1, 1);
+	cr_assert_eq(msga__trw_add_advert(&e, &a), 0);
+	cr_assert_eq(msga__trw_add_advert(&e, &b), 0);
+	n = msga__trw_end(&e);
+	cr_expect_eq(buf[MSGA__TRW_HDR + MSGA__TRW_ADV_FIXED + 5 + 1],
+		     MSGA__TRW_F_RELIABLE | MSGA__TRW_F_LAST |
+		     MSGA__TRW_F_LINE_B, "bit 3 of the second record");
+	cr_assert_eq(msga__trw_open(buf, n, &d), 0);
+	cr_assert_eq(msga__trw_next_advert(&d, &out), 1);
+	cr_expect_eq(out.flags & MSGA__TRW_F_LINE_B, 0);
+	cr_assert_eq(msga__trw_next_advert(&d, &out), 1);
+	cr_expect_eq(out.flags, b.flags);
+	cr_expect_eq(memcmp(out.addr, b.addr, 16), 0);
+	cr_expect_eq(out.origin, a.origin);
+	msga__trw_uri(&out, uri, sizeof(uri));
+	cr_expect_str_eq(uri, "mcast://239.255.9.1");
+	/* a withdrawal of line B is the same record */
+	cr_assert_gt(one(&b, MSGA__TRW_WITHDRAW), 0);
 }
 
 /* A query datagram with one bad pattern among good ones is refused. */

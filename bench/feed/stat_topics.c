@@ -78,11 +78,13 @@ static void print_topic(const struct msga_topic_info *t, int json)
 	if (json) {
 		printf("{\"topic\":\"%s\",\"publisher\":\"%016" PRIx64 "\","
 		       "\"transport\":\"%s\",\"uri\":\"%s\",\"reliable\":%s,"
-		       "\"keys\":%s,\"age_ms\":%" PRIu64 ",\"sender\":\"%s\"}\n",
+		       "\"keys\":%s,\"age_ms\":%" PRIu64 ",\"sender\":\"%s\","
+		       "\"line_b\":%s}\n",
 		       t->topic, t->origin, transport_of(t->uri), t->uri,
 		       t->flags & MSGA_TOPIC_RELIABLE ? "true" : "false",
 		       t->flags & MSGA_TOPIC_KEYS ? "true" : "false",
-		       t->age_ms, t->sender);
+		       t->age_ms, t->sender,
+		       t->flags & MSGA_TOPIC_LINE_B ? "true" : "false");
 		return;
 	}
 	printf("%-24s %016" PRIx64 " %-5s %-28s %-3s %-4s %8" PRIu64 " %s\n",

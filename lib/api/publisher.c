@@ -399,26 +399,41 @@ static int topic_ok(const struct msga_pub *pub, uint32_t topic_id)
 }
 
 /*
- * Topic resolution: in a context that advertises, topic_id's advert
- * starts (lib/core/resolver.h). 0, or -errno (the topic is not made:
- * a publisher that says it advertises must be found).
+ * Topic resolution: in a context that advertises, topic_id's adverts
+ * start (lib/core/resolver.h), one a line (a multicast uri_b has two).
+ * 0, or -errno (the topic is not made: a publisher that says it
+ * advertises must be found; a line advertised already is withdrawn).
  */
 static int pub_advertise(struct msga_pub *pub, uint32_t topic_id)
 {
-	struct msga__trw_advert a = { .kind = 0 };
-
 	if (!msga__resolver_advertises(pub->ctx) || !pub->ops->advert)
 		return 0;
 	if (!pub->adverts) {
-		pub->adverts = calloc(MSGA_PUB_TOPICS_MAX,
+		pub->adverts = calloc(2 * MSGA_PUB_TOPICS_MAX,
 				      sizeof(*pub->adverts));
 		if (!pub->adverts)
 			return msga__ctx_fail(pub->ctx, -ENOMEM,
 					      "msga_pub_topic: advert");
 	}
-	pub->ops->advert(pub, topic_id, &a);
-	strcpy(a.topic, pub->topics[topic_id].name); /* (checked: fits) */
-	return msga__resolver_add(pub->ctx, &a, &pub->adverts[topic_id]);
+	for (uint32_t line = 0; line < 2; line++) {
+		struct msga__trw_advert a = { .kind = 0 };
+		int ret;
+
+		if (!pub->ops->advert(pub, topic_id, line, &a))
+			break;
+		strcpy(a.topic, pub->topics[topic_id].name); /* (fits) */
+		ret = msga__resolver_add(pub->ctx, &a,
+					 &pub->adverts[2 * topic_id + line]);
+		if (ret) {
+			while (line--) {
+				msga__resolver_del(pub->ctx, pub->adverts[
+						   2 * topic_id + line]);
+				pub->adverts[2 * topic_id + line] = NULL;
+			}
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* A clean end: every advertised topic is withdrawn on the group. */
@@ -426,7 +441,7 @@ static void pub_withdraw(struct msga_pub *pub)
 {
 	if (!pub->adverts)
 		return;
-	for (uint32_t i = 0; i < pub->ntopics; i++)
+	for (uint32_t i = 0; i < 2 * pub->ntopics; i++)
 		msga__resolver_del(pub->ctx, pub->adverts[i]);
 	free(pub->adverts);
 	pub->adverts = NULL;

@@ -178,9 +178,12 @@ struct msga__pub_ops {
 	int (*doorbell)(struct msga_pub *pub);
 	/* (0.11) topic resolution: what a subscriber needs to reach
 	 * topic_id, into a (kind, flags, port, addr, origin; the caller
-	 * sets the topic). An unspecified address: the context's own. */
-	void (*advert)(const struct msga_pub *pub, uint32_t topic_id,
-		       struct msga__trw_advert *a);
+	 * sets the topic). An unspecified address: the context's own.
+	 * line: 0, or (0.12) 1 for a multicast publisher's line B (uri_b),
+	 * whose record carries MSGA__TRW_F_LINE_B. 1 if a was filled, 0 if
+	 * the publisher has no such line. */
+	int (*advert)(const struct msga_pub *pub, uint32_t topic_id,
+		      uint32_t line, struct msga__trw_advert *a);
 };
 
 /* The tables msga_pub_create() picks from, by the uri's scheme. */
@@ -205,8 +208,9 @@ struct msga_pub {
 	uint32_t ntopics;
 	/* MSGA_PUB_LAST_VALUE (0.12): each topic's last message, or NULL */
 	struct msga__lv_store *lv;
-	/* topic resolution (lib/core/resolver.h): each topic's advert,
-	 * NULL when its context does not advertise */
+	/* topic resolution (lib/core/resolver.h): each topic's adverts,
+	 * [2 * topic_id + line] (line B: a multicast uri_b's), NULL when
+	 * its context does not advertise */
 	struct msga__tres_adv **adverts;
 
 	/* shared send buffers, one per claimed message (free stack) */

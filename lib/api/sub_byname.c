@@ -9,7 +9,10 @@
  * the resolver finds, connects to it with the transport that publisher
  * advertised (rdma://, ud://, or for multicast each group its matching
  * topics are on), through the subscriber's own msga__sub_connect_uri(),
- * with the subscriber's flags. A publisher that withdraws its last topic,
+ * with the subscriber's flags. A multicast publisher with two lines
+ * (msga_pub_attr.uri_b) advertises each topic's line B group as well:
+ * with MSGA_SUB_AB_LINES each line's group is a membership of its own,
+ * arbitrated as any A/B pair; without it line B is ignored. A publisher that withdraws its last topic,
  * or falls silent, is disconnected. Each is an event naming the
  * publisher (MSGA_EVENT_PUBLISHER_FOUND, _GONE: origin, uri, the child
  * connection's conn_id), so a message's conn_id tells its publisher.
@@ -59,6 +62,11 @@ static void found(void *user, const struct msga__trw_advert *a)
 	int ret;
 
 	if (sub->dead)
+		return;
+	/* an A/B publisher's line B: joined only by a subscriber that
+	 * arbitrates lines, as it would be given by address */
+	if ((a->flags & MSGA__TRW_F_LINE_B) &&
+	    !(sub->flags & MSGA_SUB_AB_LINES))
 		return;
 	msga__trw_uri(a, refused.uri, sizeof(refused.uri));
 	if (conn_find(b, a->origin, refused.uri))

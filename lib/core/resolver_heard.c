@@ -103,7 +103,8 @@ static void record_of(const struct msga__tres_table *t,
 {
 	const struct msga__tres_pub *p = &t->pub[e->pub];
 
-	*a = (struct msga__trw_advert){ .kind = p->kind, .flags = p->flags,
+	*a = (struct msga__trw_advert){ .kind = p->kind, .flags = p->flags |
+					(e->line ? MSGA__TRW_F_LINE_B : 0),
 					.port = p->port, .origin = e->origin };
 	memcpy(a->addr, e->addr, sizeof(a->addr));
 	strcpy(a->topic, e->topic);
@@ -297,7 +298,8 @@ MSGA_API int msga_resolver_topic(const struct msga_ctx *ctx, uint32_t idx,
 	p = &r->heard.table.pub[e->pub];
 	memset((char *)ti + sizeof(ti->size), 0, ti->size - sizeof(ti->size));
 	ti->flags = (p->flags & MSGA__TRW_F_RELIABLE ? MSGA_TOPIC_RELIABLE : 0) |
-		    (p->flags & MSGA__TRW_F_KEYS ? MSGA_TOPIC_KEYS : 0);
+		    (p->flags & MSGA__TRW_F_KEYS ? MSGA_TOPIC_KEYS : 0) |
+		    (e->line ? MSGA_TOPIC_LINE_B : 0);
 	snprintf(ti->topic, sizeof(ti->topic), "%s", e->topic);
 	record_of(&r->heard.table, e, &a);
 	msga__trw_uri(&a, ti->uri, sizeof(ti->uri));

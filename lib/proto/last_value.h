@@ -52,4 +52,33 @@ const struct msga__lv_ent *msga__lv_get(const struct msga__lv_store *s,
 /* Free every entry; the store is empty again. */
 void msga__lv_free(struct msga__lv_store *s);
 
+/*
+ * The subscriber's side, one per RC connection: a publisher sends a
+ * topic's last value right after its name, before anything else of the
+ * topic on that connection, once (rc_pub.c). So a LAST_VALUE record for
+ * a topic whose data (live or a last value) was delivered already is a
+ * replay of an old value by a hostile or broken publisher: refused, a
+ * protocol error. One bit a topic, in the connection: no allocation,
+ * and one OR on the hot path.
+ */
+struct msga__lv_gate {
+	uint64_t shut[MSGA_PUB_TOPICS_MAX / 64]; /* 1: data of it delivered */
+};
+
+/*
+ * Record a delivery on topic (below MSGA_PUB_TOPICS_MAX: the caller has
+ * checked), a last value if lv: 1 to deliver it, 0 if it is a late or
+ * second last value (refuse it: nothing is recorded).
+ */
+static inline int msga__lv_gate_pass(struct msga__lv_gate *g, uint32_t topic,
+				     int lv)
+{
+	uint64_t bit = 1ull << (topic % 64);
+
+	if (lv && (g->shut[topic / 64] & bit))
+		return 0;
+	g->shut[topic / 64] |= bit;
+	return 1;
+}
+
 #endif

@@ -63,16 +63,24 @@ static uint32_t bucket_of(const struct msga__tres_table *t, uint64_t origin,
 	return (uint32_t)(h ^ (h >> 32)) & (t->nbucket - 1);
 }
 
-/* The entry of (origin, topic), its chain link in *link; NIL if none. */
-static uint32_t ent_find(const struct msga__tres_table *t, uint64_t origin,
-			 const char *topic, uint32_t **link)
+/* Which line record a is of: 1 for line B, 0 for line A (or none). */
+static uint8_t line_of(const struct msga__trw_advert *a)
 {
-	uint32_t *l = &t->bucket[bucket_of(t, origin, topic)];
+	return (a->flags & MSGA__TRW_F_LINE_B) != 0;
+}
+
+/* The entry of a's (origin, topic, line), its chain link in *link; NIL if
+ * none. (A topic's two lines share a chain.) */
+static uint32_t ent_find(const struct msga__tres_table *t,
+			 const struct msga__trw_advert *a, uint32_t **link)
+{
+	uint32_t *l = &t->bucket[bucket_of(t, a->origin, a->topic)];
 
 	for (; *l != NIL; l = &t->ent[*l].next) {
 		const struct msga__tres_ent *e = &t->ent[*l];
 
-		if (e->origin == origin && !strcmp(e->topic, topic))
+		if (e->origin == a->origin && e->line == line_of(a) &&
+		    !strcmp(e->topic, a->topic))
 			break;
 	}
 	if (link)
@@ -96,11 +104,13 @@ static uint32_t pub_find(const struct msga__tres_table *t, uint64_t origin,
 	return NIL;
 }
 
-/* A multicast publisher's topics may be on different groups (a range). */
+/* A multicast publisher's topics may be on different groups (a range),
+ * and on two lines. */
 static int same_endpoint(const struct msga__tres_pub *p,
 			 const struct msga__trw_advert *a)
 {
-	return p->kind == a->kind && p->flags == a->flags &&
+	return p->kind == a->kind &&
+	       p->flags == (a->flags & ~MSGA__TRW_F_LINE_B) &&
 	       p->port == a->port &&
 	       (a->kind == MSGA__TRW_MCAST || !memcmp(p->addr, a->addr, 16));
 }
@@ -117,7 +127,7 @@ int msga__tres_heard(struct msga__tres_table *t,
 		t->conflicts++;
 		return MSGA__TRES_CONFLICT;
 	}
-	e = ent_find(t, a->origin, a->topic, &link);
+	e = ent_find(t, a, &link);
 	if (e != NIL) {
 		if (memcmp(t->ent[e].addr, a->addr, 16)) {
 			t->conflicts++; /* (a topic's group never moves) */
@@ -137,7 +147,8 @@ int msga__tres_heard(struct msga__tres_table *t,
 		p = spare;
 		t->pub[p] = (struct msga__tres_pub){ .origin = a->origin,
 						     .kind = a->kind,
-						     .flags = a->flags,
+						     .flags = a->flags &
+							 ~MSGA__TRW_F_LINE_B,
 						     .port = a->port };
 		memcpy(t->pub[p].addr, a->addr, 16);
 	}
@@ -148,6 +159,7 @@ int msga__tres_heard(struct msga__tres_table *t,
 	t->ent[e].ttl_ns = ttl_ns;
 	memcpy(t->ent[e].addr, a->addr, 16);
 	t->ent[e].pub = p;
+	t->ent[e].line = line_of(a);
 	strcpy(t->ent[e].topic, a->topic); /* (checked: fits) */
 	t->ent[e].next = NIL;
 	*link = e;
@@ -173,7 +185,7 @@ static int ent_drop(struct msga__tres_table *t, uint32_t *link, uint32_t e)
 int msga__tres_withdrawn(struct msga__tres_table *t,
 			 const struct msga__trw_advert *a, uint32_t *pub)
 {
-	uint32_t *link, e = ent_find(t, a->origin, a->topic, &link);
+	uint32_t *link, e = ent_find(t, a, &link);
 
 	if (e == NIL)
 		return 0;

@@ -16,7 +16,11 @@
  * said before (another transport or flags; for rdma:// and ud:// another
  * address or port) is dropped and counted: an origin's endpoint never
  * moves. A multicast publisher's topics may each have a group of their
- * own (a range): each topic keeps its group.
+ * own (a range): each topic keeps its group. A multicast publisher with
+ * two lines (A/B) advertises each topic on each line, line B's record
+ * flagged MSGA__TRW_F_LINE_B: the table keeps (origin, topic, line) as
+ * one entry each, the line B one with line B's group, and the publisher's
+ * flags without that bit.
  *
  * Pure logic: tested on the host (tests/test_tres_table.c).
  */
@@ -28,7 +32,8 @@
 #include "tres_wire.h"
 
 /* A publisher heard: where to reach it, and how many topics it carries
- * that the subscriber wants (0: the slot is free). */
+ * that the subscriber wants, each line's counted (0: the slot is free);
+ * flags never has MSGA__TRW_F_LINE_B. */
 struct msga__tres_pub {
 	uint64_t origin;
 	uint8_t kind, flags;
@@ -44,6 +49,7 @@ struct msga__tres_ent {
 	uint8_t addr[16];              /* its group (mcast://; else the
 					* publisher's address) */
 	uint32_t pub, next;
+	uint8_t line;                  /* 1: line B's (MSGA__TRW_F_LINE_B) */
 	char topic[MSGA_TOPIC_MAX + 1];
 };
 

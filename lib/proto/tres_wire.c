@@ -74,7 +74,7 @@ static int advert_fields_ok(uint8_t kind, uint8_t flags, uint16_t port,
 	switch (kind) {
 	case MSGA__TRW_RC:
 	case MSGA__TRW_UD:
-		if (flags & MSGA__TRW_F_RELIABLE)
+		if (flags & (MSGA__TRW_F_RELIABLE | MSGA__TRW_F_LINE_B))
 			return -EINVAL; /* (multicast's alone) */
 		return port && addr_is_host(addr) ? 0 : -EINVAL;
 	case MSGA__TRW_MCAST:

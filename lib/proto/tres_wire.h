@@ -26,7 +26,8 @@
  * An advert or withdraw record, 29 bytes and its topic name:
  *
  *   0  u8  kind     1 rdma://, 2 ud://, 3 mcast://
- *   1  u8  flags    MSGA__TRW_F_*; undefined bits zero
+ *   1  u8  flags    MSGA__TRW_F_*; undefined bits zero (LINE_B:
+ *                   mcast:// only, and the record's addr is line B's)
  *   2  u16 port     rdma://, ud://: the publisher's port, 1 to 65535;
  *                   mcast://: zero
  *   4  u8  addr[16] rdma://, ud://: the publisher's address; mcast://:
@@ -75,7 +76,11 @@ enum {
 #define MSGA__TRW_F_RELIABLE 0x01u /* MSGA_PUB_RELIABLE multicast */
 #define MSGA__TRW_F_KEYS 0x02u     /* the publisher wants keys */
 #define MSGA__TRW_F_LAST 0x04u     /* it keeps each topic's last value */
-#define MSGA__TRW_F_ALL 0x07u
+/* mcast:// only: addr is the topic's group on line B (msga_pub_attr.uri_b),
+ * a record of its own beside line A's (the bit clear): a subscriber
+ * without MSGA_SUB_AB_LINES joins line A only. */
+#define MSGA__TRW_F_LINE_B 0x08u
+#define MSGA__TRW_F_ALL 0x0fu
 
 struct msga__trw_advert {
 	uint8_t kind, flags;

@@ -174,6 +174,7 @@ struct msga__conn {
 	/* subscriber side */
 	char (*names)[MSGA_TOPIC_MAX + 1];
 	uint32_t rx_topics;            /* names announced (rc_sub_stats.c) */
+	struct msga__lv_gate lv_gate;  /* (0.12) late last values refused */
 	uint64_t rx_msgs, rx_bytes;    /* delivered */
 	struct msga__rsbuf *rs;        /* reassembly of fragmented messages */
 	struct msga__list rs_held;     /* held reassembled messages */

@@ -80,15 +80,18 @@ static int rc_pub_port(const struct msga_pub *pub)
 }
 
 /* Reached at the listening address (unspecified: the context's own). */
-static void rc_pub_advert(const struct msga_pub *pub, uint32_t topic_id,
-			  struct msga__trw_advert *a)
+static int rc_pub_advert(const struct msga_pub *pub, uint32_t topic_id,
+			 uint32_t line, struct msga__trw_advert *a)
 {
 	(void)topic_id;
+	if (line)
+		return 0; /* (one line: multicast's A/B alone has two) */
 	a->kind = MSGA__TRW_RC;
 	a->flags = pub->ctx->keys ? MSGA__TRW_F_KEYS : 0;
 	a->port = (uint16_t)rc_pub_port(pub);
 	msga__trw_addr_of(a->addr, rdma_get_local_addr(pub->rc.listen));
 	a->origin = pub->rc.origin;
+	return 1;
 }
 
 static int rc_pub_subscribers(const struct msga_pub *pub)

@@ -32,6 +32,11 @@ static int deliver_flagged(struct msga__conn *c, struct msga__rxslot *slot,
 
 	if (topic >= MSGA_PUB_TOPICS_MAX || !c->names[topic][0])
 		return -EPROTO;
+	/* (0.12) a last value only before the topic's data: a late one is a
+	 * replay (last_value.h). Flags 0, the live path: the test folds. */
+	if (!msga__lv_gate_pass(&c->lv_gate, topic,
+				(flags & MSGA_MSG_LAST_VALUE) != 0))
+		return -EPROTO;
 	msg.topic = c->names[topic];
 	/* (a stamp of its own: it names this delivery to hold, release) */
 	msg.rx_time_ns = msga__rx_clock_unique(&c->ctx->rx_clock, now_ns);
@@ -183,7 +188,8 @@ int msga__sub_on_recv(struct msga__conn *c, struct msga__rxslot *slot,
 		return unbatch(c, slot, payload, plen, now_ns);
 	case MSGA__W_LAST_VALUE:
 		/* (0.12) only when asked for (WANT_LV, rc_sub_cm.c); the
-		 * publisher sends it before the topic's live stream */
+		 * publisher sends it before the topic's live stream, once
+		 * (deliver_flagged refuses a late one) */
 		if (!(c->sub->flags & MSGA_SUB_LAST_VALUE))
 			return -EPROTO;
 		return deliver_flagged(c, slot, h->topic, h->seq, payload,

@@ -61,19 +61,28 @@ static int mpub_progress(struct msga_pub *pub)
 	return 1;
 }
 
-/* A topic's group (line A: a subscriber by name joins one line). */
-static void mpub_advert(const struct msga_pub *pub, uint32_t topic_id,
-			struct msga__trw_advert *a)
+/*
+ * A topic's group on line A, or on line B (uri_b), a record of its own
+ * flagged LINE_B: a subscriber by name joins line A, and line B too
+ * when it arbitrates lines (MSGA_SUB_AB_LINES).
+ */
+static int mpub_advert(const struct msga_pub *pub, uint32_t topic_id,
+		       uint32_t line, struct msga__trw_advert *a)
 {
 	const struct msga__udep *ep = pub->ud.ep;
+	const struct msga__topic *t = &pub->topics[topic_id];
 
+	if (line && !pub->ud.line_b)
+		return 0;
 	a->kind = MSGA__TRW_MCAST;
 	a->flags = (pub->flags & MSGA_PUB_RELIABLE ? MSGA__TRW_F_RELIABLE : 0) |
-		   (pub->flags & MSGA_PUB_MAC ? MSGA__TRW_F_KEYS : 0);
+		   (pub->flags & MSGA_PUB_MAC ? MSGA__TRW_F_KEYS : 0) |
+		   (line ? MSGA__TRW_F_LINE_B : 0);
 	a->port = 0;
 	msga__trw_addr_of(a->addr, (const struct sockaddr *)
-			  &ep->groups[pub->topics[topic_id].group].addr);
+			  &ep->groups[line ? t->group_b : t->group].addr);
 	a->origin = pub->ud.origin;
+	return 1;
 }
 
 static int mpub_port(const struct msga_pub *pub)
@@ -201,15 +210,18 @@ static int upub_port(const struct msga_pub *pub)
 }
 
 /* Reached at its endpoint's address (unspecified: the context's own). */
-static void upub_advert(const struct msga_pub *pub, uint32_t topic_id,
-			struct msga__trw_advert *a)
+static int upub_advert(const struct msga_pub *pub, uint32_t topic_id,
+		       uint32_t line, struct msga__trw_advert *a)
 {
 	(void)topic_id;
+	if (line)
+		return 0; /* (one line: multicast's A/B alone has two) */
 	a->kind = MSGA__TRW_UD;
 	a->flags = pub->ctx->keys ? MSGA__TRW_F_KEYS : 0;
 	a->port = (uint16_t)upub_port(pub);
 	msga__trw_addr_of(a->addr, rdma_get_local_addr(pub->ud.ep->cm));
 	a->origin = pub->ud.origin;
+	return 1;
 }
 
 static int upub_subscribers(const struct msga_pub *pub)

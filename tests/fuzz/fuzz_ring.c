@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "byteorder.h"
+#include "last_value.h"
 #include "ring.h"
 #include "wire.h"
 #include "fuzz.h"
@@ -81,6 +82,7 @@ static struct held held[MAX_HELD];
 static uint32_t nheld;
 static const char *old_payload; /* a message delivered earlier */
 static uint64_t topic_seq[4];
+static struct msga__lv_gate gate; /* the subscriber's (last_value.h) */
 
 /* A WRITE armed to land just before the reader's n-th next load. */
 static struct {
@@ -124,10 +126,14 @@ static void op_record(struct input *in)
 	uint32_t plen = take(in, 2) % (MSGA_FRAG_MAX + 1);
 	uint32_t kind = take(in, 1), land = take(in, 2), head;
 	uint16_t topic = (uint16_t)(kind % 4);
+	/* kind: bit 6 a TOPIC, else bit 5 a LAST_VALUE (0.12: a long record,
+	 * flags 0, a number of the topic's own), else DATA (bit 7: a first
+	 * fragment) */
 	struct msga__wire_hdr h = {
-		.type = kind & 0x40 ? MSGA__W_TOPIC : MSGA__W_DATA,
+		.type = kind & 0x40 ? MSGA__W_TOPIC :
+			kind & 0x20 ? MSGA__W_LAST_VALUE : MSGA__W_DATA,
 		.topic = topic,
-		.flags = kind & 0x80 ? MSGA__WF_FIRST :
+		.flags = kind & 0x60 ? 0 : kind & 0x80 ? MSGA__WF_FIRST :
 				       MSGA__WF_FIRST | MSGA__WF_LAST,
 	};
 	static uint8_t rec[MSGA__RING_REC_MAX];
@@ -138,6 +144,9 @@ static void op_record(struct input *in)
 		return;
 	if (h.type == MSGA__W_TOPIC) {
 		plen %= MSGA_TOPIC_MAX;
+		h.len = plen;
+	} else if (h.type == MSGA__W_LAST_VALUE) {
+		h.seq = ++topic_seq[topic]; /* (the live stream goes on after) */
 		h.len = plen;
 	} else {
 		h.seq = ++topic_seq[topic];
@@ -234,6 +243,8 @@ static int op_poll(struct input *in)
 	if (!rec_len)
 		return 1;
 	if (rec_len != MSGA__RING_TAKE_OTHER) {
+		CHECK(s.topic < MSGA_PUB_TOPICS_MAX);
+		msga__lv_gate_pass(&gate, s.topic, 0);
 		hold_current(s.payload, s.len, flags & 2);
 		payload = s.payload;
 	} else {
@@ -244,8 +255,18 @@ static int op_poll(struct input *in)
 		CHECK(rec_len <= SIZE - R.off);
 		if (msga__ring_head_get(&R, &rec, &h, &payload, &plen))
 			return 0; /* a protocol error kills the connection */
-		if (h.type == MSGA__W_DATA &&
-		    h.flags == (MSGA__WF_FIRST | MSGA__WF_LAST))
+		/* a whole message or a last value is delivered (holdable),
+		 * the last value only before its topic's data, as rc_sub_rx.c
+		 * has it (last_value.h): a late one kills the connection */
+		if (h.type == MSGA__W_LAST_VALUE &&
+		    (h.topic >= MSGA_PUB_TOPICS_MAX ||
+		     !msga__lv_gate_pass(&gate, h.topic, 1)))
+			return 0;
+		if (h.type == MSGA__W_DATA && h.topic < MSGA_PUB_TOPICS_MAX)
+			msga__lv_gate_pass(&gate, h.topic, 0);
+		if ((h.type == MSGA__W_DATA &&
+		     h.flags == (MSGA__WF_FIRST | MSGA__WF_LAST)) ||
+		    h.type == MSGA__W_LAST_VALUE)
 			hold_current(payload, plen, flags & 2);
 	}
 	msga__ring_consume(&R, rec_len);
@@ -327,6 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(msga__ring_reader_init(&R, msga__peer_mem_of(ring, SIZE)) == 0);
 	msga__ring_writer_init(&W, 1, SIZE);
 	memset(topic_seq, 0, sizeof(topic_seq));
+	memset(&gate, 0, sizeof(gate));
 	memset(&armed, 0, sizeof(armed));
 	nheld = 0;
 	ncopies = 0;

@@ -9,7 +9,8 @@
  * reader and the writer agree on every byte, and nothing the reader
  * hands on is outside what a publisher could have sent. The adverts and
  * withdrawals then go into a small subscriber's table (tres_table.c),
- * kept across inputs, whose bounds and counts must hold whatever comes.
+ * kept across inputs, whose bounds and counts must hold whatever comes
+ * (line B records of A/B publishers included: entries of their own).
  */
 #include <errno.h>
 #include <string.h>
@@ -50,8 +51,11 @@ static void into_table(const struct msga__trw_dec *d)
 	}
 	if (d->sender & 1)
 		msga__tres_expire(&t, d->seq, NULL, NULL);
-	for (uint32_t i = 0; i < PUBS; i++)
+	for (uint32_t i = 0; i < PUBS; i++) {
 		topics += t.pub[i].topics;
+		/* (a line is an entry's: a publisher's flags never say one) */
+		FUZZ_CHECK(!(t.pub[i].flags & MSGA__TRW_F_LINE_B));
+	}
 	FUZZ_CHECK(t.nent <= ENTS && topics == t.nent);
 }
 

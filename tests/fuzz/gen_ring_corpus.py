@@ -3,7 +3,8 @@
 """Write the seed corpus of fuzz_ring.c into tests/fuzz/corpus/ring.
 
 Each seed is a program of fuzz_ring.c's operations (opcode % 6):
-0 record(plen u16, kind u8, land u16), 1 write now(off u24, len u8,
+0 record(plen u16, kind u8: bit 6 TOPIC, bit 5 LAST_VALUE, bit 7 a
+first fragment, bits 0-1 the topic; land u16), 1 write now(off u24, len u8,
 bytes), 2 write between loads(off, len, bytes, countdown u8), 3 poll(flags
 u8: 1 fast reader, 2 hold), 4 release(index u16), 5 report(how u8; bit 7:
 a hostile subscriber's report, freed u32 follows).
@@ -83,6 +84,15 @@ seeds = {
     "forged-noext": FIRST + forge(80, long_head(1, 1)) + poll(),
     "forged-short": FIRST + forge(80, struct.pack("<I", 0x40000000 | 5 << 13))
     + poll(),
+    # (0.12) a topic's last value after its name, held, then its live
+    # data; then a last value after live data, a replay: the reader kills
+    # the connection
+    "last-value": b"".join([rec(9, 0x40, 1), poll(), rec(40, 0x20, 1),
+                            poll(2), rec(40, 0, 1), poll(1), release(0),
+                            report()]),
+    "last-value-late": b"".join([rec(9, 0x41, 1), poll(), rec(24, 1, 1),
+                                 poll(), rec(40, 0x21, 1), poll(),
+                                 rec(8, 1, 1), poll()]),
     # a subscriber reports what it read, then more than was ever written
     "overclaim": b"".join([rec(200), poll(), rec(200), report(256),
                            report(0xFFFFFFF0)]),
