@@ -9,12 +9,14 @@
  * the next periodic advert; keyed contexts take no advert without the
  * key (forged adverts and withdrawals from a plain socket are dropped
  * and counted); the allow list drops other senders; event mode wakes
- * for adverts; and every documented error of the calls.
+ * for adverts; line B's adverts travel in datagrams of their own; and
+ * every documented error of the calls.
  *
  * Each test uses a group of its own (by process id), so runs on two
  * devices at once do not hear each other.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -651,5 +653,96 @@ Test(resolver, documented_errors, .timeout = 60)
 	ti.size = sizeof(ti);
 	cr_expect_eq(msga_resolver_topic(ctx, 0, &ti), -ENOENT);
 	cr_expect_eq(msga_resolver_topic(ctx, UINT32_MAX, &ti), -ENOENT);
+	msga_ctx_close(ctx);
+}
+
+/* A socket that reads the resolver group g ("A.B.C.D:PORT") raw. */
+static int raw_listener(const char *g)
+{
+	unsigned int a, b, c, d, port;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct ip_mreq mr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), one = 1;
+
+	cr_assert_eq(sscanf(g, "%u.%u.%u.%u:%u", &a, &b, &c, &d, &port), 5);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				sizeof(one)), 0);
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(a << 24 | b << 16 | c << 8 | d);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0,
+		     "bind: %s", strerror(errno));
+	mr.imr_multiaddr = sin.sin_addr;
+	cr_assert_eq(inet_pton(AF_INET, devtest_env()->addr, &mr.imr_interface),
+		     1);
+	cr_assert_eq(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr,
+				sizeof(mr)), 0, "join: %s", strerror(errno));
+	return fd;
+}
+
+/*
+ * A reader before 0.12 refuses a whole datagram with a flag it does not
+ * know, so an A/B publisher's line B adverts travel in datagrams of their
+ * own (resolver_adv.c), never beside line A's or another publisher's:
+ * read raw off the group, every advert datagram is all line B or none.
+ */
+Test(resolver, line_b_adverts_travel_alone, .timeout = 120)
+{
+	char g[64], ga[48], gb[48], buf[2048];
+	struct msga_resolver_attr ra = { .size = sizeof(ra),
+					 .flags = MSGA_RESOLVER_ADVERTISE };
+	struct msga_pub_attr pa = { .size = sizeof(pa), .uri = ga, .uri_b = gb };
+	struct msga_pub *ab = NULL, *plain;
+	struct msga_ctx *ctx;
+	struct dp_rec ev = { 0 };
+	unsigned int with_a = 0, with_b = 0, mixed = 0;
+	uint64_t end;
+	uint32_t id;
+	int fd;
+
+	snprintf(ga, sizeof(ga), "mcast://239.255.152.%u", devtest_salt());
+	snprintf(gb, sizeof(gb), "mcast://239.255.153.%u", devtest_salt());
+	ra.group = group(g, sizeof(g), 10);
+	ctx = open_res(&ra, NULL);
+	if (dp_is_iwarp()) {
+		cr_expect(dp_iwarp_refuses(ga));
+		msga_ctx_close(ctx);
+		return;
+	}
+	fd = raw_listener(g);
+	cr_assert_eq(msga_pub_create(ctx, &pa, &ab), 0, "%s",
+		     msga_ctx_last_error(ctx));
+	plain = topics_on(ctx, dp_ud_uri(0), &ev, 0);
+	for (int i = 0; i < 8; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "ab.%d", i);
+		cr_assert_eq(msga_pub_topic(ab, name, &id), 0);
+	}
+	/* the fast phase sends each topic's advert several times */
+	for (end = dp_now_ms() + 3000; dp_now_ms() < end;) {
+		struct msga__trw_dec d;
+		struct msga__trw_advert rec;
+		unsigned int a = 0, b = 0;
+		ssize_t n;
+
+		msga_ctx_poll(ctx, 64);
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0 || msga__trw_open(buf, (uint32_t)n, &d) ||
+		    d.type != MSGA__TRW_ADVERT)
+			continue;
+		while (msga__trw_next_advert(&d, &rec))
+			(rec.flags & MSGA__TRW_F_LINE_B) ? b++ : a++;
+		with_a += a && !b;
+		with_b += b && !a;
+		mixed += a && b;
+	}
+	cr_expect_gt(with_a, 0, "no advert datagram of line A heard");
+	cr_expect_gt(with_b, 0, "no advert datagram of line B heard");
+	cr_expect_eq(mixed, 0, "%u datagrams mixed line B with others",
+		     mixed);
+	close(fd);
+	msga_pub_destroy(ab);
+	msga_pub_destroy(plain);
 	msga_ctx_close(ctx);
 }

@@ -281,6 +281,48 @@ static void pay_and_send(struct msga__resolver *r, struct msga__trw_enc *e,
 	msga__res_send(r, buf, len);
 }
 
+/*
+ * A datagram carries line B's records (MSGA__TRW_F_LINE_B, 0.12) or the
+ * others, never both: a reader before 0.12 refuses a whole datagram with
+ * a flag it does not know, and would lose the line A records beside it.
+ * So adverts and answers are written into two datagrams at once, one per
+ * line, and each that got a record is sent.
+ */
+struct two_dgrams {
+	struct msga__trw_enc e[2];
+	uint8_t buf[2][MSGA__TRW_DGRAM_MAX + MSGA__RES_MAC_LEN];
+};
+
+static int line_b(const struct msga__trw_advert *a)
+{
+	return !!(a->flags & MSGA__TRW_F_LINE_B);
+}
+
+static void two_begin(struct msga__resolver *r, struct two_dgrams *d)
+{
+	for (int i = 0; i < 2; i++) {
+		msga__res_begin(r, &d->e[i], d->buf[i], MSGA__TRW_ADVERT);
+		msga__trw_period(&d->e[i], period_ms(r));
+	}
+}
+
+/* Record a into its line's datagram: 0, or -ENOSPC when that is full. */
+static int two_add(struct two_dgrams *d, const struct msga__trw_advert *a)
+{
+	return msga__trw_add_advert(&d->e[line_b(a)], a);
+}
+
+static void pay_and_send(struct msga__resolver *r, struct msga__trw_enc *e,
+			 uint8_t *buf, uint64_t now);
+
+static void two_send(struct msga__resolver *r, struct two_dgrams *d,
+		     uint64_t now)
+{
+	for (int i = 0; i < 2; i++)
+		if (d->e[i].count)
+			pay_and_send(r, &d->e[i], d->buf[i], now);
+}
+
 /* Withdrawals first, oldest first; when more must wait (0: none). */
 static uint64_t send_withdrawals(struct msga__resolver *r, uint64_t now)
 {
@@ -296,7 +338,9 @@ static uint64_t send_withdrawals(struct msga__resolver *r, uint64_t now)
 			return wait;
 		msga__res_begin(r, &e, buf, MSGA__TRW_WITHDRAW);
 		msga__trw_period(&e, period_ms(r));
-		while (k < h->ngone && !msga__trw_add_advert(&e, &h->gone[k]))
+		while (k < h->ngone &&
+		       line_b(&h->gone[k]) == line_b(&h->gone[0]) &&
+		       !msga__trw_add_advert(&e, &h->gone[k]))
 			k++;
 		pay_and_send(r, &e, buf, now);
 		r->st.tx_withdraws += k;
@@ -309,17 +353,15 @@ static uint64_t send_withdrawals(struct msga__resolver *r, uint64_t now)
 /* One datagram of the adverts due at now: how many went. */
 static uint32_t send_due(struct msga__resolver *r, uint64_t now)
 {
-	uint8_t buf[MSGA__TRW_DGRAM_MAX + MSGA__RES_MAC_LEN];
 	struct msga__res_adv *h = &r->adv;
-	struct msga__trw_enc e;
+	struct two_dgrams d;
 	uint32_t k = 0;
 
-	msga__res_begin(r, &e, buf, MSGA__TRW_ADVERT);
-	msga__trw_period(&e, period_ms(r));
+	two_begin(r, &d);
 	while (h->n && h->heap[0]->sched.due_ns <= now) {
 		struct msga__tres_adv *a = h->heap[0];
 
-		if (msga__trw_add_advert(&e, &a->rec))
+		if (two_add(&d, &a->rec))
 			break; /* (full: the next datagram) */
 		if (a->answer)
 			answer_drop(h, a); /* (this advert answers too) */
@@ -328,7 +370,7 @@ static uint32_t send_due(struct msga__resolver *r, uint64_t now)
 		k++;
 	}
 	if (k) {
-		pay_and_send(r, &e, buf, now);
+		two_send(r, &d, now);
 		r->st.tx_adverts += k;
 	}
 	return k;
@@ -342,14 +384,12 @@ static uint32_t send_due(struct msga__resolver *r, uint64_t now)
 static uint32_t send_answers(struct msga__resolver *r, uint64_t now,
 			     uint64_t *next)
 {
-	uint8_t buf[MSGA__TRW_DGRAM_MAX + MSGA__RES_MAC_LEN];
 	struct msga__res_adv *h = &r->adv;
-	struct msga__trw_enc e;
+	struct two_dgrams d;
 	uint32_t k = 0, i = 0;
 
 	*next = UINT64_MAX;
-	msga__res_begin(r, &e, buf, MSGA__TRW_ADVERT);
-	msga__trw_period(&e, period_ms(r));
+	two_begin(r, &d);
 	while (i < h->nanswers) {
 		struct msga__tres_adv *a = h->answers[i];
 
@@ -358,7 +398,7 @@ static uint32_t send_answers(struct msga__resolver *r, uint64_t now,
 			i++;
 			continue;
 		}
-		if (msga__trw_add_advert(&e, &a->rec)) {
+		if (two_add(&d, &a->rec)) {
 			*next = now; /* (full: the next datagram) */
 			break;
 		}
@@ -368,7 +408,7 @@ static uint32_t send_answers(struct msga__resolver *r, uint64_t now,
 		k++;
 	}
 	if (k) {
-		pay_and_send(r, &e, buf, now);
+		two_send(r, &d, now);
 		r->st.tx_adverts += k;
 	}
 	return k;
