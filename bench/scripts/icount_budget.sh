@@ -2,82 +2,70 @@
 # SPDX-License-Identifier: MIT
 # icount_budget.sh [OUTDIR] - the library's own instructions per message,
 # per path and per side, exact (issue 39). In ONE VM boot, for each case
-# of ICOUNT_CASES, bench/msga_icount runs twice under valgrind's callgrind
-# (both of its processes traced). Each side dumps an "idle" phase (IDLE
-# polls of its connected context, nothing to do) and a "traffic" phase (N
-# messages one way, or N round trips) and prints how many of its traffic
-# polls found nothing.
+# of ICOUNT_CASES, bench/msga_icount runs under valgrind's callgrind (both
+# of its processes traced). Each side dumps an "idle" phase (IDLE polls of
+# its connected context, nothing to do) and a "traffic" phase (N messages
+# one way, or N round trips) and prints how many of its traffic polls
+# found nothing.
 #
-# Pass "msg" leaves the time-driven work out of the count: callgrind's
-# collection is off inside the engine's tick (tick_clock, poll_cm,
+# Callgrind splits every function's cost by its callers
+# (--separate-callers), so the engine's tick (tick_clock, poll_cm,
 # run_timers in lib/core/engine.c: keepalives, liveness, heartbeats,
-# rdma_cm). Callgrind slows time some fifty-fold, so under it every poll
-# ticks; on a real host one in up to 64 does, about once a millisecond.
-# Then, per side and per shared object,
+# rdma_cm) and all it calls are told apart from the rest, exactly.
+# Callgrind slows time some fifty-fold, so under it every poll ticks; on a
+# real host one in up to 64 does, about once a millisecond: the tick is
+# time-driven work, reported apart. Then, per side and per shared object,
 #
 #     per message = (Ir(traffic) - empty polls x Ir(idle) / IDLE) / N
 #
-# so a busy poll's spin while the peer works is taken out too, and the
-# cost of a poll that finds nothing is Ir(idle) / IDLE. Pass "full"
-# counts everything, for its idle phase only (-n 10): the time-driven
-# work is full minus msg per idle poll, and per second of the idle phase.
-# Objects: libmsgaccel (the library's own), the verbs provider
-# (librxe/libsiw), libibverbs, librdmacm, libsodium, libc, the program.
-# The case "write" is the bare-verbs yardstick: an RDMA WRITE ping-pong
-# (what the ring rides on) in the same harness, no library in it.
+# with the tick left out of every term, so a busy poll's spin while the
+# peer works is taken out too; the cost of a poll that finds nothing is
+# Ir(idle) / IDLE, and the tick's per idle poll and per second of the
+# idle phase. Objects: libmsgaccel (the library's own), the verbs
+# provider (librxe/libsiw), libibverbs, librdmacm, libsodium, libc, the
+# program. The case "write" is the bare-verbs yardstick: an RDMA WRITE
+# ping-pong (what the ring rides on) in the same harness, no library in it.
 #
 # ICOUNT_CASES: "PATH:MODE[:mac] ..." (PATH ring sendrecv ud mcast rmcast
 #   write; MODE stream or pingpong); default: every path both ways, the
 #   UD paths with MACs too, and write:pingpong.
-# N (2000), IDLE (5000), MSGA_ICOUNT_DEVICE ("dev:addr", default
+# N (1000), IDLE (3000), MSGA_ICOUNT_DEVICE ("dev:addr", default
 #   rxe0:198.18.0.1); MSGA_BUILDDIR: a plain build (no sanitizers).
 # Writes OUTDIR/icount.tsv (every case, side and object), icount.json and
 # icount.md (the table), and each run's raw callgrind files under
-# OUTDIR/ic-CASE/{msg,full}/. Prints the table.
+# OUTDIR/ic-CASE/. Prints the table.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/vm_bench.sh"
-N=${N:-2000}
-IDLE=${IDLE:-5000}
+N=${N:-1000}
+IDLE=${IDLE:-3000}
 ICOUNT_CASES=${ICOUNT_CASES:-ring:stream ring:pingpong sendrecv:stream
 	sendrecv:pingpong ud:stream ud:pingpong mcast:stream mcast:pingpong
 	rmcast:stream rmcast:pingpong ud:stream:mac mcast:stream:mac
 	rmcast:stream:mac write:pingpong}
 
 # ------------------------------------------------------------ in the guest
-TICK_FNS="--toggle-collect=tick_clock --toggle-collect=poll_cm --toggle-collect=run_timers"
-
-one_pass() { # dir n valgrind-args... -- msga_icount-args...
-	local d=$1 n=$2 vg=()
-	shift 2
-	while [ "$1" != -- ]; do vg+=("$1"); shift; done
-	shift
-	rm -rf "$d" && mkdir -p "$d"
-	LD_LIBRARY_PATH="$builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		timeout 900 valgrind --tool=callgrind --trace-children=yes \
-		"${vg[@]}" --callgrind-out-file="$d/cg.%p" \
-		"$builddir/bench/.libs/msga_icount" -n "$n" "$@" \
-		>"$d/stdout" 2>"$d/stderr"
-}
-
 in_guest() {
 	local out=$1 port=18700 grp=40 c p m mac d args
 	IFS=: read -r dev addr <<<"${MSGA_ICOUNT_DEVICE:-rxe0:198.18.0.1}"
 	for c in $ICOUNT_CASES; do
 		IFS=: read -r p m mac <<<"$c"
+		port=$((port + 2))
 		grp=$((grp + 2))
 		d=$out/ic-$p-$m${mac:+-mac}
-		args=(--path "$p" --idle "$IDLE" -d "$dev" -g "239.1.18.$grp")
+		rm -rf "$d" && mkdir -p "$d"
+		args=(--path "$p" -n "$N" --idle "$IDLE" -p "$port" -d "$dev"
+		      -g "239.1.18.$grp")
 		[ "$m" = pingpong ] && args+=(--pingpong)
 		[ -n "$mac" ] && args+=(--mac)
 		echo "icount: $c" >&2
-		port=$((port + 2))
-		# shellcheck disable=SC2086 # (TICK_FNS: one word per option)
-		one_pass "$d/msg" "$N" $TICK_FNS -- "${args[@]}" -p "$port" \
-			"$addr" || echo "icount: $c failed (see $d/msg)" >&2
-		port=$((port + 2))
-		one_pass "$d/full" 10 -- "${args[@]}" -p "$port" "$addr" ||
-			echo "icount: $c failed (see $d/full)" >&2
+		LD_LIBRARY_PATH="$builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			timeout 900 valgrind --tool=callgrind \
+			--trace-children=yes --separate-callers=16 \
+			--callgrind-out-file="$d/cg.%p" \
+			"$builddir/bench/.libs/msga_icount" "${args[@]}" "$addr" \
+			>"$d/stdout" 2>"$d/stderr" ||
+			echo "icount: $c failed (see $d)" >&2
 	done
 }
 

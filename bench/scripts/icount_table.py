@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """icount_table.py OUTDIR DEVICE - icount_budget.sh's arithmetic: reads
-each OUTDIR/ic-CASE/{msg,full}/ run (msga_icount's stdout and its
-callgrind dumps, one "idle" and one "traffic" per process), and writes
-OUTDIR/icount.tsv, icount.json and icount.md (printed too).
+each OUTDIR/ic-CASE/ run (msga_icount's stdout and its callgrind dumps,
+one "idle" and one "traffic" per process, costs split by caller chain),
+and writes OUTDIR/icount.tsv, icount.json and icount.md (printed too).
 
-Per side (the publishing process has the lower pid: it forks the other)
-and per shared object, from the pass "msg" (the engine's tick not
-collected), instructions per message are
+Every self cost whose caller chain holds the engine's tick (tick_clock,
+poll_cm, run_timers) is the tick's, the rest the messages'. Per side (the
+publishing process has the lower pid: it forks the other) and per shared
+object, instructions per message, tick left out, are
     (Ir(traffic) - empty_polls * Ir(idle) / idle_polls) / msgs
-and the cost of a poll that finds nothing, no tick in it, is
-Ir(idle) / idle_polls. From the pass "full" (everything collected), the
-time-driven work is its idle phase's Ir less the msg pass's, per idle
-poll and per second of the idle phase (callgrind's slowed time, but ticks
-are paced by the clock). Self cost only: an object's figure is what its
-own code executed."""
+and a poll that finds nothing costs Ir(idle) / idle_polls; the tick is
+given per idle poll and per second of the idle phase (callgrind's slowed
+time, but ticks are paced by the clock). Self cost only: an object's
+figure is what its own code executed."""
 import glob
 import json
 import os
@@ -35,20 +34,32 @@ def object_kind(path):
     return 'other'
 
 
+TICK = {'tick_clock', 'poll_cm', 'run_timers'}
+
+
 def read_dump(path):
-    """(trigger, {object kind: self Ir}) of one callgrind output file."""
-    names, cost, trigger = {}, {}, ''
-    ob, after_calls = 'other', False
+    """(trigger, messages' {object kind: self Ir}, tick's) of one
+    callgrind output file."""
+    obs, fns, trigger = {}, {}, ''
+    cost, tick = {}, {}
+    ob, in_tick, after_calls = 'other', False, False
     with open(path, errors='replace') as fh:
         for line in fh:
+            line = line.rstrip('\n')
             if line.startswith('desc: Trigger:'):
                 trigger = line.split(':', 2)[2].strip()
                 continue
-            m = re.match(r'ob=\((\d+)\)(?: (.*))?$', line.rstrip('\n'))
+            m = re.match(r'(c?)(ob|fn)=\((\d+)\)(?: (.*))?$', line)
             if m:
-                if m.group(2):
-                    names[m.group(1)] = m.group(2)
-                ob = object_kind(names.get(m.group(1), ''))
+                table = obs if m.group(2) == 'ob' else fns
+                if m.group(4):
+                    table[m.group(3)] = m.group(4)
+                if not m.group(1) and m.group(2) == 'ob':
+                    ob = object_kind(obs.get(m.group(3), ''))
+                elif not m.group(1):
+                    # (gcc may name a clone tick_clock.constprop.0)
+                    chain = fns.get(m.group(3), '').split("'")
+                    in_tick = any(f.split('.')[0] in TICK for f in chain)
                 continue
             if line.startswith('calls='):
                 after_calls = True
@@ -59,8 +70,9 @@ def read_dump(path):
                     continue
                 f = line.split()
                 if len(f) >= 2:
-                    cost[ob] = cost.get(ob, 0) + int(f[1])
-    return trigger, cost
+                    into = tick if in_tick else cost
+                    into[ob] = into.get(ob, 0) + int(f[1])
+    return trigger, cost, tick
 
 
 def read_run(d):
@@ -77,11 +89,12 @@ def read_run(d):
         m = re.match(r'cg\.(\d+)(?:\.(\d+))?$', os.path.basename(p))
         if not m:
             continue
-        trigger, cost = read_dump(p)
+        trigger, cost, tick = read_dump(p)
         phase = 'idle' if trigger.endswith('idle') else \
             'traffic' if trigger.endswith('traffic') else None
         if phase:
             pids.setdefault(int(m.group(1)), {})[phase] = cost
+            pids[int(m.group(1))][phase + '_tick'] = tick
     sides = {}
     for role, pid in zip(('publisher', 'receiver'), sorted(pids)):
         if role in counts and {'idle', 'traffic'} <= set(pids[pid]):
@@ -89,9 +102,10 @@ def read_run(d):
     return sides
 
 
-def per_side(c, phases, full):
+def per_side(c, phases):
     msgs = int(c['msgs'])
     idle_polls, empty = int(c['idle_polls']), int(c['empty_polls'])
+    secs = int(c['idle_ns']) / 1e9
     row = {'msgs': msgs, 'empty_polls': empty,
            'work_polls': int(c['work_polls']), 'idle_polls': idle_polls}
     kinds = set(phases['idle']) | set(phases['traffic'])
@@ -100,32 +114,26 @@ def per_side(c, phases, full):
         per_idle = idle / idle_polls if idle_polls else 0.0
         row[k] = (phases['traffic'].get(k, 0) - empty * per_idle) / msgs
     if idle_polls:
+        tick = phases['idle_tick']
         row['lib_per_idle_poll'] = phases['idle'].get('lib', 0) / idle_polls
-    if full and int(full[0]['idle_polls']):
-        fc, fp = full
-        n, secs = int(fc['idle_polls']), int(fc['idle_ns']) / 1e9
-        scale = n / idle_polls if idle_polls else 0.0
-        lib = fp['idle'].get('lib', 0) - phases['idle'].get('lib', 0) * scale
-        every = sum(fp['idle'].values()) - \
-            sum(phases['idle'].values()) * scale
-        row['tick_lib_per_idle_poll'] = lib / n
-        row['tick_lib_per_s'] = lib / secs if secs else 0.0
-        row['tick_all_per_s'] = every / secs if secs else 0.0
+        row['tick_lib_per_idle_poll'] = tick.get('lib', 0) / idle_polls
+        row['tick_lib_per_s'] = tick.get('lib', 0) / secs if secs else 0.0
+        row['tick_all_per_s'] = sum(tick.values()) / secs if secs else 0.0
     return row
+
+
 def main():
     out, device = sys.argv[1], sys.argv[2]
     rows = []
     for d in sorted(glob.glob(os.path.join(out, 'ic-*'))):
         case = os.path.basename(d)[3:]
-        sides = read_run(os.path.join(d, 'msg'))
-        full = read_run(os.path.join(d, 'full')) \
-            if os.path.isdir(os.path.join(d, 'full')) else {}
+        sides = read_run(d)
         if len(sides) != 2:
             print('icount_table: %s: no complete run (see %s)' % (case, d),
                   file=sys.stderr)
             continue
         for role in ('publisher', 'receiver'):
-            r = per_side(*sides[role], full.get(role))
+            r = per_side(*sides[role])
             r.update(case=case, side=role)
             rows.append(r)
     if not rows:
