@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The doorbell rule (lib/proto/doorbell.c): when a publisher's send is
+ * The doorbell rule (lib/proto/doorbell.h): when a publisher's send is
  * held back to go with later ones, and that nothing is held past the cap.
  */
 #include <criterion/criterion.h>

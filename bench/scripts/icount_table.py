@@ -3,7 +3,8 @@
 """icount_table.py OUTDIR DEVICE - icount_budget.sh's arithmetic: reads
 each OUTDIR/ic-CASE/ run (msga_icount's stdout and its callgrind dumps,
 one "idle" and one "traffic" per process, costs split by caller chain),
-and writes OUTDIR/icount.tsv, icount.json and icount.md (printed too).
+and writes OUTDIR/icount.tsv, icount.json and icount.md (printed too),
+and icount_functions.md: each side's costliest library functions.
 
 Every self cost whose caller chain holds the engine's tick (tick_clock,
 poll_cm, run_timers) is the tick's, the rest the messages'. Per side (the
@@ -38,11 +39,11 @@ TICK = {'tick_clock', 'poll_cm', 'run_timers'}
 
 
 def read_dump(path):
-    """(trigger, messages' {object kind: self Ir}, tick's) of one
-    callgrind output file."""
+    """(trigger, messages' {object kind: self Ir}, tick's, the library's
+    messages' {function: self Ir}) of one callgrind output file."""
     obs, fns, trigger = {}, {}, ''
-    cost, tick = {}, {}
-    ob, in_tick, after_calls = 'other', False, False
+    cost, tick, fcost = {}, {}, {}
+    ob, fn, in_tick, after_calls = 'other', '', False, False
     with open(path, errors='replace') as fh:
         for line in fh:
             line = line.rstrip('\n')
@@ -60,6 +61,7 @@ def read_dump(path):
                     # (gcc may name a clone tick_clock.constprop.0)
                     chain = fns.get(m.group(3), '').split("'")
                     in_tick = any(f.split('.')[0] in TICK for f in chain)
+                    fn = chain[0].split('.')[0]
                 continue
             if line.startswith('calls='):
                 after_calls = True
@@ -72,7 +74,9 @@ def read_dump(path):
                 if len(f) >= 2:
                     into = tick if in_tick else cost
                     into[ob] = into.get(ob, 0) + int(f[1])
-    return trigger, cost, tick
+                    if ob == 'lib' and not in_tick:
+                        fcost[fn] = fcost.get(fn, 0) + int(f[1])
+    return trigger, cost, tick, fcost
 
 
 def read_run(d):
@@ -89,12 +93,13 @@ def read_run(d):
         m = re.match(r'cg\.(\d+)(?:\.(\d+))?$', os.path.basename(p))
         if not m:
             continue
-        trigger, cost, tick = read_dump(p)
+        trigger, cost, tick, fcost = read_dump(p)
         phase = 'idle' if trigger.endswith('idle') else \
             'traffic' if trigger.endswith('traffic') else None
         if phase:
             pids.setdefault(int(m.group(1)), {})[phase] = cost
             pids[int(m.group(1))][phase + '_tick'] = tick
+            pids[int(m.group(1))][phase + '_fn'] = fcost
     sides = {}
     for role, pid in zip(('publisher', 'receiver'), sorted(pids)):
         if role in counts and {'idle', 'traffic'} <= set(pids[pid]):
@@ -113,6 +118,13 @@ def per_side(c, phases):
         idle = phases['idle'].get(k, 0)
         per_idle = idle / idle_polls if idle_polls else 0.0
         row[k] = (phases['traffic'].get(k, 0) - empty * per_idle) / msgs
+    # The library's functions, the same arithmetic: where its share goes.
+    fns = {}
+    for f in set(phases['idle_fn']) | set(phases['traffic_fn']):
+        per_idle = phases['idle_fn'].get(f, 0) / idle_polls \
+            if idle_polls else 0.0
+        fns[f] = (phases['traffic_fn'].get(f, 0) - empty * per_idle) / msgs
+    row['lib_functions'] = dict(sorted(fns.items(), key=lambda x: -x[1])[:12])
     if idle_polls:
         tick = phases['idle_tick']
         row['lib_per_idle_poll'] = phases['idle'].get('lib', 0) / idle_polls
@@ -174,6 +186,17 @@ def main():
     with open(os.path.join(out, 'icount.md'), 'w') as fh:
         fh.write(text)
     print(text, end='')
+    # Where each side's library instructions go: its costliest functions
+    # (self cost per message; inlined code counts in its caller).
+    fn_md = ['| case | side | the library\'s costliest functions, '
+             'instructions per message |', '|---|---|---|']
+    for r in rows:
+        top = [(f, v) for f, v in r['lib_functions'].items() if v >= 1][:8]
+        fn_md.append('| %s | %s | %s |' % (r['case'], r['side'], ', '.join(
+            '`%s` %.0f' % (f, v) for f, v in top)))
+    with open(os.path.join(out, 'icount_functions.md'), 'w') as fh:
+        fh.write('\n'.join(fn_md) + '\n')
+    print('\n'.join(fn_md))
 
 
 if __name__ == '__main__':

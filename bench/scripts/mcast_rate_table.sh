@@ -148,8 +148,13 @@ run_json() { # transport size
 	  {transport: $t, size_bytes: $size, group: $g, command: $cmd,
 	   exit_status: $rc,
 	   max_rate_ok: $f.max_rate,
-	   failure: ([$f.steps[]? | select(.failure) |
-	              {rate, reason: .failure}] | first),
+	   warmup: $f.warmup,
+	   # (a warm-up that failed, at the base rate, ran no step)
+	   failure: (if $f.warmup.failure then
+	               {rate: $f.warmup.rate,
+	                reason: ("in the warm-up (1 s at that rate, not counted): " + $f.warmup.failure)}
+	             else ([$f.steps[]? | select(.failure) |
+	                    {rate, reason: .failure}] | first) end),
 	   steps: [$f.steps[]? | {rate, median_us: .send_to_receive.median_us,
 	            p99_us: .send_to_receive.p99_us,
 	            mean_us: .send_to_receive.mean_us,

@@ -201,7 +201,9 @@ bench_rate_reached() {
 # msga_feed at one fixed rate (a single step: --base = --max-rate = RATE)
 # for SEC seconds: "MEDIAN P99 NOTE" of SendToReceive, NOTE "ok" or
 # "failure: REASON" (a lost or late message, or a producer behind its
-# schedule), or "NA NA ..." when the run gave no step.
+# schedule; "NA NA failure: in the warm-up ..." when that happened in
+# msga_feed's warm-up, at the same rate, so that no step ran), or
+# "NA NA ..." when the run gave no step.
 bench_feed_rate() { # errfile port rate sec args... (ending in the address)
 	local err=$1 port=$2 rate=$3 sec=$4 j v
 	shift 4
@@ -209,7 +211,10 @@ bench_feed_rate() { # errfile port rate sec args... (ending in the address)
 	timeout $((sec * 3 + 120)) "$builddir/bench/msga_feed" -p "$port" \
 		--base "$rate" --step "$rate" --max-rate "$rate" \
 		--duration "$sec" --json "$j" "$@" >/dev/null 2>"$err"
-	v=$(jq -r '.steps[0] | "\(.send_to_receive.median_us) \(.send_to_receive.p99_us) \(if .failure then "failure: \(.failure)" else "ok" end)"' \
+	# (a warm-up that failed ran no step: the rate failed before it)
+	v=$(jq -r 'if (.steps | length) == 0 and .warmup.failure then
+		"NA NA failure: in the warm-up at \(.warmup.rate) msg/s: \(.warmup.failure)"
+	    else .steps[0] | "\(.send_to_receive.median_us) \(.send_to_receive.p99_us) \(if .failure then "failure: \(.failure)" else "ok" end)" end' \
 		"$j" 2>/dev/null)
 	[ -n "$v" ] && [ "${v%% *}" != null ] && echo "$v" ||
 		bench_na "$err" msga_feed

@@ -617,8 +617,8 @@ static int claim_ok(const struct msga_pub *pub, const struct msga_claim *claim)
 	       claim->len <= rec->len;
 }
 
-static int pub_send(struct msga_pub *pub, uint32_t topic_id,
-		    const void *data, size_t len);
+static inline int pub_send(struct msga_pub *pub, uint32_t topic_id,
+			   const void *data, size_t len);
 
 /*
  * A message went out on topic (ret: to how many, or -errno): its
@@ -682,8 +682,9 @@ MSGA_API int msga_pub_abort(struct msga_pub *pub, struct msga_claim *claim)
  * buffer is claimed and nothing is copied twice. Every check is
  * msga_pub_claim()'s, in its order.
  */
-static int send_inline(struct msga_pub *pub, uint32_t topic_id,
-		       const void *data, size_t len)
+static MSGA__SLOW_PATH int send_inline(struct msga_pub *pub,
+					uint32_t topic_id, const void *data,
+					size_t len)
 {
 	struct msga_claim mine = { .data = (void *)data, .len = len,
 				   .topic_id = topic_id };
@@ -699,21 +700,14 @@ static int send_inline(struct msga_pub *pub, uint32_t topic_id,
 						    0));
 }
 
-static int pub_send(struct msga_pub *pub, uint32_t topic_id,
-		    const void *data, size_t len)
+/* The general way: a send buffer claimed, the message copied into it. */
+static MSGA__SLOW_PATH int send_claimed(struct msga_pub *pub,
+					uint32_t topic_id, const void *data,
+					size_t len)
 {
 	struct msga_claim claim = { .size = sizeof(claim) };
-	int ret;
+	int ret = msga_pub_claim(pub, topic_id, len, &claim);
 
-	if (!pub || (!data && len))
-		return -EINVAL;
-	ret = pub->ops->send ? pub->ops->send(pub, topic_id, data, len) :
-			       MSGA__PUB_CLAIM;
-	if (ret >= 0)
-		return counted(pub, topic_id, data, len, ret);
-	if (ret == MSGA__PUB_INLINE)
-		return send_inline(pub, topic_id, data, len);
-	ret = msga_pub_claim(pub, topic_id, len, &claim);
 	if (ret)
 		return ret;
 	if (len)
@@ -721,10 +715,25 @@ static int pub_send(struct msga_pub *pub, uint32_t topic_id,
 	return pub_commit(pub, &claim); /* (the caller's flags stand) */
 }
 
-MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
+/*
+ * First the transport's own send (its fast path: the solo ring's short
+ * record), then an inline commit, then a claimed buffer. Inline, and the
+ * other two out of line, so the first costs no more than it does.
+ */
+static inline int pub_send(struct msga_pub *pub, uint32_t topic_id,
 			   const void *data, size_t len)
 {
-	return msga_pub_send_flags(pub, topic_id, data, len, 0);
+	int ret;
+
+	if (!pub || (!data && len))
+		return -EINVAL;
+	ret = pub->ops->send ? pub->ops->send(pub, topic_id, data, len) :
+			       MSGA__PUB_CLAIM;
+	if (msga__likely(ret >= 0))
+		return counted(pub, topic_id, data, len, ret);
+	if (ret == MSGA__PUB_INLINE)
+		return send_inline(pub, topic_id, data, len);
+	return send_claimed(pub, topic_id, data, len);
 }
 
 /* ---------------------------------------------------- doorbells */
@@ -745,7 +754,7 @@ static int pub_ring(struct msga_pub *pub)
  * earlier ones held back under MSGA_COMMIT_MORE (what a queue held back
  * on its own, while busy, waits for its doorbell: doorbell.h).
  */
-static int flags_enter(struct msga_pub *pub, unsigned int flags)
+static inline int flags_enter(struct msga_pub *pub, unsigned int flags)
 {
 	if (!pub || (flags & ~(unsigned int)MSGA_COMMIT_MORE))
 		return -EINVAL;
@@ -754,15 +763,21 @@ static int flags_enter(struct msga_pub *pub, unsigned int flags)
 	return 0;
 }
 
-static int flags_leave(struct msga_pub *pub, unsigned int flags, int ret)
+/* What earlier MSGA_COMMIT_MORE sends held back goes now; ret stands
+ * unless it was a success and the doorbell failed. */
+static MSGA__SLOW_PATH int ring_held(struct msga_pub *pub, int ret)
+{
+	int rung = pub_ring(pub);
+
+	return ret >= 0 && rung < 0 ? rung : ret;
+}
+
+static inline int flags_leave(struct msga_pub *pub, unsigned int flags,
+			      int ret)
 {
 	pub->db_more = 0;
-	if (!(flags & MSGA_COMMIT_MORE) && pub->db_held_more) {
-		int rung = pub_ring(pub);
-
-		if (ret >= 0 && rung < 0)
-			ret = rung;
-	}
+	if (msga__unlikely(!(flags & MSGA_COMMIT_MORE) && pub->db_held_more))
+		ret = ring_held(pub, ret);
 	msga__ctx_leave(pub->ctx);
 	return ret;
 }
@@ -776,14 +791,28 @@ MSGA_API int msga_pub_commit_flags(struct msga_pub *pub,
 	return ret ? ret : flags_leave(pub, flags, pub_commit(pub, claim));
 }
 
-MSGA_API int msga_pub_send_flags(struct msga_pub *pub, uint32_t topic_id,
-				 const void *data, size_t len,
-				 unsigned int flags)
+/* (msga_pub_send's too: a call between exported functions would go
+ * through the PLT) */
+static inline int send_flags(struct msga_pub *pub, uint32_t topic_id,
+			     const void *data, size_t len, unsigned int flags)
 {
 	int ret = flags_enter(pub, flags);
 
 	return ret ? ret : flags_leave(pub, flags,
 				       pub_send(pub, topic_id, data, len));
+}
+
+MSGA_API int msga_pub_send_flags(struct msga_pub *pub, uint32_t topic_id,
+				 const void *data, size_t len,
+				 unsigned int flags)
+{
+	return send_flags(pub, topic_id, data, len, flags);
+}
+
+MSGA_API int msga_pub_send(struct msga_pub *pub, uint32_t topic_id,
+			   const void *data, size_t len)
+{
+	return send_flags(pub, topic_id, data, len, 0);
 }
 
 MSGA_API int msga_pub_doorbell(struct msga_pub *pub)

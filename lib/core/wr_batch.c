@@ -84,8 +84,9 @@ int msga__wrb_ring(struct msga__wrb *b, struct ibv_qp *qp)
 	return ret;
 }
 
-int msga__wrb_post(struct msga__wrb *b, struct ibv_qp *qp,
-		   struct ibv_send_wr *wr, int hold)
+/* msga__wrb_post when something waits or is to wait. */
+int msga__wrb_post_held(struct msga__wrb *b, struct ibv_qp *qp,
+			struct ibv_send_wr *wr, int hold)
 {
 	struct ibv_send_wr *bad;
 	int ret;

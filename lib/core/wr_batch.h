@@ -38,8 +38,18 @@ struct msga__wrb {
  * 0, or ibv_post_send's positive errno (what was held is then dropped:
  * the queue pair is of no more use).
  */
-int msga__wrb_post(struct msga__wrb *b, struct ibv_qp *qp,
-		   struct ibv_send_wr *wr, int hold);
+int msga__wrb_post_held(struct msga__wrb *b, struct ibv_qp *qp,
+			struct ibv_send_wr *wr, int hold);
+static inline int msga__wrb_post(struct msga__wrb *b, struct ibv_qp *qp,
+				 struct ibv_send_wr *wr, int hold)
+{
+	struct ibv_send_wr *bad;
+
+	/* (nothing waits and nothing is to wait: a send's usual case) */
+	if (!hold && !b->n)
+		return ibv_post_send(qp, wr, &bad);
+	return msga__wrb_post_held(b, qp, wr, hold);
+}
 /* Post what is held, as one chain: 0 or a positive errno. */
 int msga__wrb_ring(struct msga__wrb *b, struct ibv_qp *qp);
 /* Forget what is held: its queue pair is dead (the queue's own

@@ -352,9 +352,9 @@ static uint64_t free_upto(const struct msga__ring_reader *r)
 	return r->rd;
 }
 
-void msga__ring_free(struct msga__ring_reader *r)
+void msga__ring_free_held(struct msga__ring_reader *r)
 {
-	uint64_t to = r->nheld ? free_upto(r) : r->rd;
+	uint64_t to = free_upto(r);
 
 	if (to > r->freed) {
 		r->freed = to;

@@ -533,11 +533,23 @@ int msga__ring_is_held(const struct msga__ring_reader *r, const void *data,
  */
 int msga__ring_release(struct msga__ring_reader *r, const void *data,
 		       uint64_t stamp);
+/* msga__ring_free while a message is held: the bitmap says how far. */
+void msga__ring_free_held(struct msga__ring_reader *r);
 /*
  * Move freed up to rd, stopping where the first message still held
  * sits. Decided by the private hold bitmap alone: no ring byte is read.
+ * (Inline: every record read calls it, and with nothing held it is rd,
+ * whose offset off already is: no division.)
  */
-void msga__ring_free(struct msga__ring_reader *r);
+static inline void msga__ring_free(struct msga__ring_reader *r)
+{
+	if (r->nheld) {
+		msga__ring_free_held(r);
+	} else if (r->rd > r->freed) {
+		r->freed = r->rd;
+		r->free_off = r->off;
+	}
+}
 /* Whether the writer should hear about freed bytes now (every poll). */
 static inline int msga__ring_need_report(const struct msga__ring_reader *r)
 {

@@ -303,9 +303,61 @@ static inline uint64_t msga__conn_room_made(const struct msga__conn *c)
 	return c->cr.peer_freed;
 }
 int msga__conn_can_ctl(const struct msga__conn *c);
+/*
+ * Post nwr chained work requests (bytes in the last); the last one carries
+ * tag, which says what its buffers are until a later signalled completion
+ * (none when inline: the provider copied them). Selective signalling: one
+ * completion every sig_every posts, or when the caller needs it. 0, or
+ * -ECONNRESET when the post failed and killed the connection.
+ */
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal);
+/* A post failed with errno err (positive): the connection dies. */
+void msga__conn_post_failed(struct msga__conn *c, struct ibv_send_wr *last,
+			    int err);
+/*
+ * msga__conn_post's body, inline where the fast path posts (rc_ring.c's
+ * short record: one request, inline, no tag), so that its loops and tests
+ * fold away there; msga__conn_post is this, out of line.
+ */
+static MSGA__HOT_INLINE int msga__conn_post_inl(struct msga__conn *c,
+						struct ibv_send_wr *wr,
+						uint32_t nwr, uint32_t bytes,
+						int32_t tag, int force_signal)
+{
+	struct ibv_send_wr *last = &wr[nwr - 1];
+	int ret;
+
+	for (uint32_t i = 0; i < nwr; i++) {
+		wr[i].wr_id = c->tx_seq + i;
+		c->tx_tag[msga__sq_slot(c, c->tx_seq + i)] = MSGA__TAG_NONE;
+	}
+	c->last_inline = bytes <= c->ctx->max_inline;
+	if (c->last_inline) {
+		for (uint32_t i = 0; i < nwr; i++)
+			wr[i].send_flags |= IBV_SEND_INLINE;
+		tag = MSGA__TAG_NONE;
+	}
+	if (tag != MSGA__TAG_NONE)
+		c->unsig_tagged++;
+	if (force_signal || ++c->unsig >= c->sig_every) {
+		last->send_flags |= IBV_SEND_SIGNALED;
+		c->unsig = 0;
+		c->unsig_tagged = 0;
+	}
+	if (tag != MSGA__TAG_NONE)
+		c->tx_tag[msga__sq_slot(c, last->wr_id)] = tag;
+	/* (a publisher's may be held back for one doorbell with later ones) */
+	ret = msga__pub_post(c->pub, &c->wrb, c->qp, wr, c->tx_seq - c->tx_done,
+			     c->sq_depth, c->sig_every);
+	if (msga__unlikely(ret)) {
+		msga__conn_post_failed(c, last, ret);
+		return -ECONNRESET;
+	}
+	c->tx_seq += nwr;
+	return 0;
+}
 void msga__conn_peer_name(struct msga__conn *c);
 
 /*
@@ -400,10 +452,9 @@ void msga__ring_tx_setup(struct msga__conn *c, uint32_t rkey, uint32_t size);
 void msga__ring_unregister(struct msga__conn *c);
 void msga__ring_refused(struct msga__conn *c);
 int msga__ring_send(struct msga__conn *c, const struct msga__send_desc *m);
-/* Largest payload msga__ring_send_short takes (its record is on the stack). */
+/* Largest payload msga__ring_send_short (rc_ring_fast.h) takes (its
+ * record is on the stack). */
 #define MSGA__RING_FAST_MAX 256u
-int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
-			  const void *data, uint32_t len);
 /* The reader's report of freed bytes, if due (by SEND: the reader's side
  * sends everything that way). */
 void msga__ring_report(struct msga__conn *c);

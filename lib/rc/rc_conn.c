@@ -49,47 +49,18 @@ int msga__conn_ring(struct msga__conn *c)
 	return -ECONNRESET;
 }
 
-/*
- * Post nwr chained work requests (bytes in the last); the last one carries
- * tag, which says what its buffers are until a later signalled completion
- * (none when inline: the provider copied them). Selective signalling: one
- * completion every sig_every posts, or when the caller needs it.
- */
 int msga__conn_post(struct msga__conn *c, struct ibv_send_wr *wr,
 		    uint32_t nwr, uint32_t bytes, int32_t tag,
 		    int force_signal)
 {
-	struct ibv_send_wr *last = &wr[nwr - 1];
-	int ret;
+	return msga__conn_post_inl(c, wr, nwr, bytes, tag, force_signal);
+}
 
-	for (uint32_t i = 0; i < nwr; i++) {
-		wr[i].wr_id = c->tx_seq + i;
-		c->tx_tag[msga__sq_slot(c, c->tx_seq + i)] = MSGA__TAG_NONE;
-	}
-	c->last_inline = bytes <= c->ctx->max_inline;
-	if (c->last_inline) {
-		for (uint32_t i = 0; i < nwr; i++)
-			wr[i].send_flags |= IBV_SEND_INLINE;
-		tag = MSGA__TAG_NONE;
-	}
-	if (tag != MSGA__TAG_NONE)
-		c->unsig_tagged++;
-	if (force_signal || ++c->unsig >= c->sig_every) {
-		last->send_flags |= IBV_SEND_SIGNALED;
-		c->unsig = 0;
-		c->unsig_tagged = 0;
-	}
-	c->tx_tag[msga__sq_slot(c, last->wr_id)] = tag;
-	/* (a publisher's may be held back for one doorbell with later ones) */
-	ret = msga__pub_post(c->pub, &c->wrb, c->qp, wr, c->tx_seq - c->tx_done,
-			     c->sq_depth, c->sig_every);
-	if (ret) {
-		c->tx_tag[msga__sq_slot(c, last->wr_id)] = MSGA__TAG_NONE;
-		msga__conn_kill(c, -ret, 1);
-		return -ECONNRESET;
-	}
-	c->tx_seq += nwr;
-	return 0;
+void msga__conn_post_failed(struct msga__conn *c, struct ibv_send_wr *last,
+			    int err)
+{
+	c->tx_tag[msga__sq_slot(c, last->wr_id)] = MSGA__TAG_NONE;
+	msga__conn_kill(c, -err, 1);
 }
 
 /*

@@ -13,6 +13,7 @@
  */
 #include "rc.h"
 #include "rc_batch.h"
+#include "rc_ring_fast.h"
 
 /*
  * c has no room for what a publish needs of it: it holds up the stream
@@ -234,8 +235,9 @@ static int commit_big(struct msga_pub *pub, const struct msga_claim *claim)
  * commit_small); -1 to leave it to the general path, which then finds
  * room, announces, or back-pressures.
  */
-static int solo_send(struct msga_pub *pub, uint32_t topic_id,
-		     const void *data, size_t len)
+static MSGA__HOT_INLINE int solo_send(struct msga_pub *pub,
+				      uint32_t topic_id, const void *data,
+				      size_t len)
 {
 	struct msga__conn *c = pub->rc.solo;
 	int ret;

@@ -139,39 +139,6 @@ int msga__ring_send(struct msga__conn *c, const struct msga__send_desc *m)
 }
 
 /*
- * The fast path (rc_fanout.c's one-subscriber send): a whole message of
- * len bytes, seq the next of its topic, as one short record built on the
- * stack and posted inline as a one-SGE WRITE (the provider copies it
- * before returning, so the stack may go). Against msga__ring_send, this
- * builds no head it then copies, and hands the provider one SGE, not
- * three. 1 when posted; 0, with nothing done, when the message needs the
- * general path (no room, too big to go inline, a PAD due, not its topic's
- * next seq on this connection); -ECONNRESET when the post failed and
- * killed the connection.
- */
-int msga__ring_send_short(struct msga__conn *c, uint32_t topic, uint64_t seq,
-			  const void *data, uint32_t len)
-{
-	char rec[MSGA__RING_SHORT_BUF(MSGA__RING_FAST_MAX)];
-	struct ibv_send_wr *wr = &c->ring_wr[1];
-	uint32_t off, size;
-
-	if (len > MSGA__RING_FAST_MAX || !msga__conn_can_data(c))
-		return 0;
-	size = msga__ring_put_short(&c->rw, rec, c->ctx->max_inline, topic,
-				    seq, data, len, &off);
-	if (!size)
-		return 0;
-	c->ring_sge[1] = (struct ibv_sge){ (uintptr_t)rec, size, 0 };
-	wr->num_sge = 1;
-	wr->send_flags = 0;
-	wr->wr.rdma.remote_addr = MSGA__RING_REMOTE(off);
-	/* (size fits the inline limit, so the post copies rec) */
-	return msga__conn_post(c, wr, 1, size, MSGA__TAG_NONE, 0) ? -ECONNRESET
-								   : 1;
-}
-
-/*
  * Tell the writer what is free once a quarter of the ring is; a report
  * that finds no room to go stays due, and idle polls retry it. It goes
  * straight to the SEND path: a ring's reader sends everything by SEND.

@@ -216,7 +216,8 @@ uint64_t msga__mpub_targets(struct msga_pub *pub, uint32_t topic_id,
 	}
 	mask = (g[t->group].state == MSGA__G_READY ? 1u : 0u) |
 	       (g[t->group_b].state == MSGA__G_READY ? 2u : 0u);
-	*count = (uint32_t)__builtin_popcountll(mask);
+	/* (two bits: no popcount, a libgcc call without -mpopcnt) */
+	*count = (uint32_t)(mask & 1) + (uint32_t)(mask >> 1);
 	return mask;
 }
 

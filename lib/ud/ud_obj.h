@@ -62,6 +62,8 @@ struct msga__pub_ud {
 	struct msga__udest *dests;
 	uint32_t next_dest_id;
 	int ndests;
+	uint64_t dests_used;            /* bit i: dests[i].used (a message
+					 * walks these, not every slot) */
 	uint64_t pump_mask;             /* dest slots the message goes to */
 	/* heartbeats (msga_pub_attr.heartbeat_ms) */
 	uint64_t hb_ns;                 /* the first after this much idling */
