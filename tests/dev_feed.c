@@ -195,6 +195,74 @@ Test(feed, pingpong_by_name)
 	expect_json(".by_name_connect_ms > 0");
 }
 
+/*
+ * Issue 38's 12 B ping-pong: below msga_feed's 40-byte header, the
+ * message carries only its sequence number and flags (bench/feed/
+ * feed_wire.h) and the producer keeps the send time. Every round trip
+ * must come back and be timed. EXTRA: the transport's options.
+ */
+static void expect_short_pingpong(const char *extra, int port)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "timeout 240 %s --pingpong -s 12 -n 200 "
+		 "-p %d %s --json %s %s", feed_bin(), port, extra, json_path,
+		 devtest_env()->addr);
+	cr_assert_eq(run(cmd), 0, "%s failed", cmd);
+	expect_json(".mode == \"pingpong\" and .size == 12");
+	expect_json(".iterations == 200");
+	expect_json(".t_min_us > 0 and .t_min_us <= .t_median_us and "
+		    ".t_median_us <= .t_max_us");
+}
+
+/*
+ * iWARP has no UD: msga_feed over it must fail (exit 1) and say why,
+ * as msga_pub_create(3) documents, rather than hang or pass.
+ */
+static void expect_iwarp_refusal(const char *extra, int port)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "timeout 240 %s --pingpong -s 12 -n 200 "
+		 "-p %d %s %s 2>&1 >/dev/null | grep -q iWARP", feed_bin(),
+		 port, extra, devtest_env()->addr);
+	cr_expect_eq(run(cmd), 0, "%s: no iWARP refusal", cmd);
+}
+
+static int is_iwarp(void)
+{
+	return !strcmp(devtest_env()->transport, "iWARP");
+}
+
+Test(feed, pingpong_12_bytes_rc_ring)
+{
+	expect_short_pingpong("", 18650);
+}
+
+/* The compact layout's probes and stop must get through as well. */
+Test(feed, pingpong_12_bytes_mcast)
+{
+	char extra[64];
+
+	/* (a group of its own: the other device's loop may run this too) */
+	snprintf(extra, sizeof(extra), "--mcast 239.255.80.%u",
+		 devtest_salt());
+	if (is_iwarp())
+		return expect_iwarp_refusal(extra, 18655);
+	expect_short_pingpong(extra, 18655);
+}
+
+/* The other ping-pong paths at 12 B: SEND/RECV, --vs-write, unicast UD. */
+Test(feed, pingpong_12_bytes_other_paths)
+{
+	expect_short_pingpong("--no-ring", 18660);
+	expect_short_pingpong("--vs-write 50", 18665);
+	expect_json(".vs_write.block == 50 and .vs_write.blocks == 4");
+	if (is_iwarp())
+		return expect_iwarp_refusal("--ud", 18670);
+	expect_short_pingpong("--ud", 18670);
+}
+
 /* A bad option: exit status 2 and one line on stderr. */
 static void expect_usage_error(const char *args)
 {
@@ -216,7 +284,7 @@ static void expect_usage_error(const char *args)
 }
 
 /*
- * Eight runs through the libtool wrapper's shell: a second each natively,
+ * Eleven runs through the libtool wrapper's shell: a second each natively,
  * about 75 s each under scripts/valgrind.sh in the VM, which stretches the
  * suite's limit for that (MSGA_TEST_TIMEOUT_SCALE, tests/devtest.c).
  */
@@ -230,4 +298,7 @@ Test(feed, bad_option_exits_2_with_one_line)
 	expect_usage_error("--resolver-group 239.1.1.1:9"); /* no --by-name */
 	expect_usage_error("--by-name --resolver-group 10.1.1.1:9");
 	expect_usage_error("--pingpong --pin 1");        /* only auto */
+	expect_usage_error("--pingpong -s 11");          /* below 12 */
+	expect_usage_error("-s 12");          /* below 32: no time stamps */
+	expect_usage_error("--publish every -s 31");
 }

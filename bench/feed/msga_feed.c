@@ -37,6 +37,11 @@
  * RESOLUTION) instead of the other side's address, and the producer
  * reports how long its subscription took from msga_sub_connect() to
  * connected.
+ *
+ * Every message starts with a header (feed_wire.h): 32 bytes carrying
+ * the due and sent stamps that rate steps time their echoes by, or, for
+ * --pingpong messages of 12 to 31 bytes, 12 bytes of sequence number and
+ * flags (one message in flight: the producer keeps its send time).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,6 +56,7 @@
 #include <unistd.h>
 
 #include "feed_stable.h"
+#include "feed_wire.h"
 #include "lat_stats.h"
 #include "msgaccel.h"
 #include "perf_clock.h"
@@ -59,17 +65,6 @@
 
 #define FEED_TOPIC "feed.data"
 #define ECHO_TOPIC "feed.echo"
-#define FLAG_STOP 1u
-#define FLAG_PROBE 2u /* multicast: is the consumer there yet? */
-
-/* The head of every message; the rest of the payload is filler. */
-struct feed_hdr {
-	uint64_t seq;
-	uint64_t due_ns;
-	uint64_t sent_ns;
-	uint32_t flags;
-	uint32_t step;
-};
 
 struct opts {
 	const char *addr;
@@ -389,6 +384,7 @@ struct reflector {
 	char *ring;
 	unsigned long head, tail, cap;
 	unsigned long seen, last_seen;  /* messages received, for quiet */
+	unsigned long malformed; /* too short to hold a header: not read */
 	uint64_t last_msg_ns;
 	int stop;
 	/* --publish: one-way latency of each message (us), no echo */
@@ -414,23 +410,40 @@ static int echo(const void *m, size_t len)
 	return ret > 0;
 }
 
+/*
+ * --publish: time one message one way (one host, one clock: the sender's
+ * stamp is comparable). Only the full layout carries it; --publish sends
+ * no other (msga_feed refuses -s below 32 without --pingpong).
+ */
+static void time_one_way(const struct feed_msg *h)
+{
+	if (!h->stamped)
+		return;
+	refl.last_rx_ns = now_ns();
+	if (h->seq == 1)
+		refl.first_sent_ns = h->sent_ns;
+	if (refl.nlat < refl.lat_cap)
+		refl.lat[refl.nlat++] = (refl.last_rx_ns - h->sent_ns) / 1e3;
+}
+
+/*
+ * The echo is the message's own bytes, so it keeps the layout the
+ * producer chose; only the flags are read here.
+ */
 static void reflect_msg(const struct msga_msg *msg, void *user)
 {
-	struct feed_hdr h;
+	struct feed_msg h;
 	size_t len = msg->len < refl.size ? msg->len : refl.size;
 
+	if (feed_wire_decode(msg->data, msg->len, &h)) {
+		refl.malformed++;
+		return;
+	}
 	refl.seen++;
-	memcpy(&h, msg->data, sizeof(h));
-	if (h.flags & FLAG_STOP)
+	if (h.flags & FEED_FLAG_STOP)
 		refl.stop = 1;
 	if (refl.lat && !h.flags) {
-		/* (one host, one clock: the sender's stamp is comparable) */
-		refl.last_rx_ns = now_ns();
-		if (h.seq == 1)
-			refl.first_sent_ns = h.sent_ns;
-		if (refl.nlat < refl.lat_cap)
-			refl.lat[refl.nlat++] =
-				(refl.last_rx_ns - h.sent_ns) / 1e3;
+		time_one_way(&h);
 		return;
 	}
 	if (refl.tail == refl.head && len == refl.size &&
@@ -538,6 +551,9 @@ static int run_consumer(const struct opts *o, int report_fd)
 			s.avg, s.median, s.p99, s.max, s.stdev);
 	}
 	dprintf(report_fd, "\n");
+	if (refl.malformed)
+		printf("# consumer: %lu messages shorter than %d B refused "
+		       "unread\n", refl.malformed, FEED_WIRE_COMPACT_LEN);
 	write_pp_close(wp);
 	close_endpoint(&refl.ep);
 	free(refl.ring);
@@ -556,6 +572,10 @@ struct producer {
 	uint64_t last_echo_seq;  /* echoes arrive in order: all below are in */
 	uint64_t sent, dup_or_reordered;
 	uint64_t lost;           /* echoes that skipped a number (multicast) */
+	uint64_t malformed;      /* echoes too short for a header: not read */
+	/* The last message sent, its stamps kept: a compact echo carries
+	 * none (feed_wire.h), and in ping-pong it can only be this one. */
+	struct feed_msg last_sent;
 	int probe_back;
 	uint64_t run_start;
 	FILE *series;
@@ -578,13 +598,31 @@ static void flush_bucket(uint64_t t)
 	prod.bucket_n = 0;
 }
 
+/*
+ * The stamps an echo is timed by: its own (full layout), else those the
+ * producer kept for the one message in flight; 0 if it is not that one.
+ */
+static int echo_stamps(struct feed_msg *h)
+{
+	if (h->stamped)
+		return 1;
+	if (h->seq != prod.last_sent.seq)
+		return 0;
+	h->due_ns = prod.last_sent.due_ns;
+	h->sent_ns = prod.last_sent.sent_ns;
+	return 1;
+}
+
 static void on_echo(const struct msga_msg *msg, void *user)
 {
 	uint64_t t = now_ns();
-	struct feed_hdr h;
+	struct feed_msg h;
 
-	memcpy(&h, msg->data, sizeof(h));
-	if (h.flags & FLAG_PROBE) {
+	if (feed_wire_decode(msg->data, msg->len, &h)) {
+		prod.malformed++;
+		return;
+	}
+	if (h.flags & FEED_FLAG_PROBE) {
 		prod.probe_back = 1;
 		return;
 	}
@@ -598,7 +636,8 @@ static void on_echo(const struct msga_msg *msg, void *user)
 	}
 	prod.received++;
 	prod.last_echo_seq = h.seq;
-	if (h.flags & FLAG_STOP || h.seq < prod.step_first_seq)
+	if (h.flags & FEED_FLAG_STOP || h.seq < prod.step_first_seq ||
+	    !echo_stamps(&h))
 		return;
 	if (prod.nsamples < prod.cap) {
 		double s2r = (t - h.sent_ns) / 2e3;
@@ -621,17 +660,17 @@ static void on_echo(const struct msga_msg *msg, void *user)
 static int send_one_flags(uint64_t seq, uint64_t due, uint32_t flags,
 			  unsigned int commit_flags)
 {
-	struct feed_hdr *h = (struct feed_hdr *)prod.msg;
+	struct feed_msg h = { .seq = seq, .flags = flags, .due_ns = due,
+			      .sent_ns = now_ns() };
 	int ret;
 
-	h->seq = seq;
-	h->due_ns = due;
-	h->flags = flags;
-	h->sent_ns = now_ns();
+	/* (-s is at least FEED_WIRE_COMPACT_LEN: parse_opts) */
+	feed_wire_encode(prod.msg, prod.o->size, &h);
 	ret = msga_pub_send_flags(prod.ep.pub, prod.ep.topic, prod.msg,
 				  prod.o->size, commit_flags);
 	if (ret < 0)
 		return ret;
+	prod.last_sent = h;
 	prod.sent++; /* ret = subscribers reached; the consumer is one */
 	return 0;
 }
@@ -731,7 +770,7 @@ static void stop_consumer(uint64_t seq)
 
 	while (prod.last_echo_seq < seq && now_ns() < end) {
 		if (now_ns() >= again &&
-		    send_one(seq, now_ns(), FLAG_STOP) == 0)
+		    send_one(seq, now_ns(), FEED_FLAG_STOP) == 0)
 			again = now_ns() + 100000000u;
 		msga_ctx_poll(prod.ep.ctx, 64);
 	}
@@ -748,7 +787,7 @@ static void await_consumer(const struct opts *o)
 		if (now_ns() > end)
 			die("%s", "the consumer never echoed a probe");
 		if (now_ns() >= again &&
-		    send_one(0, now_ns(), FLAG_PROBE) == 0) {
+		    send_one(0, now_ns(), FEED_FLAG_PROBE) == 0) {
 			prod.sent--; /* probes are not part of the run */
 			again = now_ns() + 20000000u;
 		}
@@ -1275,6 +1314,10 @@ static int run_producer(const struct opts *o, pid_t consumer, int report_fd)
 	       (unsigned long long)prod.sent, (unsigned long long)prod.received,
 	       (unsigned long long)prod.dup_or_reordered,
 	       (unsigned long long)prod.lost);
+	if (prod.malformed)
+		printf("# producer: %llu echoes shorter than %d B refused "
+		       "unread\n", (unsigned long long)prod.malformed,
+		       FEED_WIRE_COMPACT_LEN);
 	printf("# producer: CPU %.1f%% of a core, peak RSS %ld kB\n",
 	       self.cpu_pct, self.peak_rss_kb);
 	printf("# consumer: CPU %.1f%% of a core, peak RSS %ld kB\n",
@@ -1311,7 +1354,8 @@ static void usage(void)
 	       "  ADDRESS           local IP of the RDMA device (both sides)\n"
 	       "  -d DEV            device name (default: by address)\n"
 	       "  -p PORT           producer port; consumer uses PORT+1 (18600)\n"
-	       "  -s SIZE           message bytes (232; >= 40)\n"
+	       "  -s SIZE           message bytes (232; >= 32, or >= 12 with\n"
+	       "                    --pingpong, 64 by default there)\n"
 	       "  --base RATE       first rate, msg/s (1000)\n"
 	       "  --step RATE       rate increment, msg/s (1000)\n"
 	       "  --max-rate RATE   stop stepping here (100000)\n"
@@ -1400,6 +1444,10 @@ static void publish_arg(struct opts *o, const char *v)
 	}
 }
 
+/* (-s's error names the bounds) */
+_Static_assert(FEED_WIRE_COMPACT_LEN == 12 && MSGA_MSG_MAX == 1048576,
+	       "msga_feed -s: update the bounds in its error");
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
@@ -1429,6 +1477,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	const char *size_arg = NULL;
 	int c;
 
 	*o = (struct opts){ .port = 18600, .size = 0, .base = 1000,
@@ -1439,8 +1488,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = parse_num(optarg, 1, 65534, "port"); break;
-		case 's': o->size = parse_num(optarg, sizeof(struct feed_hdr),
-					      MSGA_MSG_MAX, "size"); break;
+		case 's':
+			size_arg = optarg;
+			o->size = parse_num(optarg, FEED_WIRE_COMPACT_LEN,
+					    MSGA_MSG_MAX,
+					    "size (12 to 1048576 bytes)");
+			break;
 		case 'n': o->iters = parse_num(optarg, 10, 1e8, "-n"); break;
 		case 'B': o->base = parse_num(optarg, 1, 1e8, "--base"); break;
 		case 'S': o->step = parse_num(optarg, 1, 1e8, "--step"); break;
@@ -1512,6 +1565,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			    o->resolver_group);
 	if (o->by_name && o->vs_write)
 		usage_error("--vs-write (not with --by-name)", "--vs-write");
+	/* (many messages in flight: each must bring its own stamps back) */
+	if (o->size && o->size < FEED_WIRE_FULL_LEN && !o->pingpong)
+		usage_error("size (below 32 only with --pingpong: rate steps "
+			    "carry time stamps in a 32-byte header)",
+			    size_arg);
 	if (!o->size)
 		o->size = o->pingpong ? 64 : 232; /* perftest's / STAC-N1's */
 	o->addr = argv[optind];
