@@ -10,6 +10,13 @@
  * as quiet look noisy, and an IRQ's affinity is the host's, not the
  * device's. The rest of the tools' tests, which can share the VM, are
  * tests/dev_tools.c; both run the tools through tests/tooltest.c.
+ *
+ * Alone in the VM is not enough when the host runs another VM beside
+ * it: on 2026-12-07 a second VM (nice 0) beside this one (nice 19) on
+ * the 2-core host took 56-59 % of the quiet vCPU and 69-77 % of the
+ * noisy one, one band of msga_cpu's ranking (lib/proto/cpu_rank.h), and
+ * --pin auto chose either. With the host idle, as in CI, it passed on
+ * rxe0 and siw0 in about 12 s each.
  */
 #include <errno.h>
 #include <sched.h>
