@@ -4,7 +4,7 @@
  * host: each documented refusal, and short real measurements of this
  * host's CPUs (50 ms): the choice is an allowed CPU outside avoid, its
  * figures are a run's, and MSGA_CPU_PICK_PIN leaves the thread on it.
- * Which CPU is quietest is the VM's test (tests/dev_tools.c, a vCPU made
+ * Which CPU is quietest is the VM's test (tests/dev_cpu_pin.c, a vCPU made
  * noisy on purpose); the choice among cores is lib/proto's
  * (tests/test_cpu_rank.c, pick_free_core).
  *

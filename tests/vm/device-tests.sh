@@ -90,8 +90,9 @@ run_all() { # PROGRAM...
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/device-tests.XXXXXX") || return 1
 	if [ "${MSGA_DEVICE_PARALLEL:-0}" = 1 ]; then
 		# Programs in MSGA_DEVICE_ALONE measure the CPUs themselves
-		# (dev_tools: msga_cpu, --pin auto): they run after the loops,
-		# one device after the other, with nothing else running.
+		# (dev_cpu_pin: msga_cpu, --pin auto) or change the host's
+		# state (dev_port_range): they run after the loops, one
+		# device after the other, with nothing else running.
 		for prog in "$@"; do
 			case " ${MSGA_DEVICE_ALONE:-} " in
 			*" $prog "*) alone+=("$prog") ;;
