@@ -540,6 +540,9 @@ int msga__mpub_topic_added(struct msga_pub *pub, uint32_t topic_id);
 int msga__mpub_ready(struct msga_pub *pub, uint32_t topic_id, size_t len);
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big);
+/* msga_pub_send's own way (struct msga__pub_ops send): inline or claim. */
+int msga__mpub_send(struct msga_pub *pub, uint32_t topic_id, const void *data,
+		    size_t len);
 void msga__mpub_tag_done(struct msga__udep *ep, int32_t tag);
 void msga__mpub_progress(struct msga_pub *pub);
 void msga__mpub_on_group(struct msga__mgroup *g, int status);

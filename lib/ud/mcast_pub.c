@@ -306,6 +306,8 @@ int msga__mpub_post_piece(struct msga_pub *pub, struct msga__mgroup *g,
 
 static void held_by_send(struct msga_pub *pub)
 {
+	if (pub->ud.pump_tag == MSGA__TAG_NONE)
+		return; /* (inline by msga__mpub_send's rule: never here) */
 	if (pub->ud.pump_tag == MSGA__TAG_BIG)
 		pub->ud.big_inflight++;
 	else
@@ -399,6 +401,27 @@ static void count_dests(struct msga_pub *pub, uint32_t len)
 	}
 }
 
+/*
+ * msga_pub_send's own way: a message that goes out as one inline datagram
+ * (header and payload within the queue pair's inline limit, which has
+ * room for a MAC already when there is one: dgram_auth.c) is committed
+ * from the caller's buffer (MSGA__PUB_INLINE: the provider copies it
+ * before the post returns, and the retention copy is made at commit), so
+ * no send buffer is claimed and nothing is copied twice; anything else
+ * is claimed. The condition is msga__mpub_post_piece's for inline.
+ */
+int msga__mpub_send(struct msga_pub *pub, uint32_t topic_id, const void *data,
+		    size_t len)
+{
+	(void)data;
+	if (!pub->ud.ep || topic_id >= pub->ntopics ||
+	    len > msga__mpub_single_max(pub, topic_id) ||
+	    msga__udw_hdr_len(pub->topics[topic_id].name_len,
+			      pub->ud.rpos_flag) + len > pub->ud.ep->max_inline)
+		return MSGA__PUB_CLAIM; /* (which also refuses what is bad) */
+	return MSGA__PUB_INLINE;
+}
+
 int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 		      uint32_t slot, int big)
 {
@@ -411,7 +434,10 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	pub->ud.hb_active = 1; /* (heartbeats: msga__mpub_tick) */
 	pub->ud.pump_data = claim->data;
 	pub->ud.pump_off = 0;
-	pub->ud.pump_tag = big ? MSGA__TAG_BIG : (int32_t)slot;
+	/* (msga__mpub_send's: the caller's buffer, posted inline) */
+	pub->ud.pump_tag = big ? MSGA__TAG_BIG :
+			   slot == MSGA__SLOT_INLINE ? MSGA__TAG_NONE :
+						       (int32_t)slot;
 	pub->ud.pump_lkey = big ? pub->big_mr->lkey : pub->tx_mr->lkey;
 	pub->ud.pump_mask = msga__mpub_targets(pub, claim->topic_id, &n);
 	if (pub->ud.unicast)
@@ -439,7 +465,7 @@ int msga__mpub_commit(struct msga_pub *pub, const struct msga_claim *claim,
 	if (pub->ud.reliable && len <= MSGA_FRAG_MAX)
 		msga__retain_put(&pub->ud.retain, claim->topic_id, pub->big_seq,
 				 claim->data, len);
-	if (!big && !pub->tx_ref[slot])
+	if (!big && slot != MSGA__SLOT_INLINE && !pub->tx_ref[slot])
 		msga__pub_slot_put(pub, slot);
 	if (ret < 0)
 		msga__udep_kill(pub->ud.ep, ret, 1);
